@@ -1,0 +1,7 @@
+"""`python -m attention_workshop` runs the same command line as `attention-workshop`."""
+
+import sys
+
+from attention_workshop.cli import main
+
+sys.exit(main())

@@ -1,0 +1,53 @@
+"""The command line: `attention-workshop COMMAND ...`, also `python -m attention_workshop`.
+
+Bad input becomes one line on stderr and exit code 2, never a traceback.
+"""
+
+import argparse
+import importlib
+import sys
+
+from attention_workshop.errors import WorkshopError
+
+PROG = "attention-workshop"
+
+# subcommand -> module under attention_workshop.commands
+COMMANDS = {
+    "run": "run",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is a single line that says where help is."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser():
+    parser = _Parser(
+        prog=PROG,
+        description="Build self-attention from nothing, then see it inside a real transformer.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(f"attention_workshop.commands.{module_name}")
+        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(command)
+        command.set_defaults(handler=module.main)
+    return parser
+
+
+def main(argv=None):
+    """Entry point; returns the exit code (0 ok, 2 bad input)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except WorkshopError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; files already written are complete", file=sys.stderr)
+        return 130

@@ -1,0 +1,17 @@
+"""`attention-workshop run`: every module, its results.log and its figures."""
+
+HELP = "run Modules 0-2, write results.log and the figures"
+
+
+def add_arguments(parser):
+    parser.add_argument("--out", default="workshop-output", metavar="DIR",
+                        help="folder for results.log and the figures (default: %(default)s)")
+    parser.add_argument("--no-figures", action="store_true",
+                        help="write only results.log (skips matplotlib)")
+
+
+def main(args):
+    from attention_workshop.workshop import run_workshop
+
+    run_workshop(args.out, figures=not args.no_figures)
+    return 0

@@ -1,0 +1,57 @@
+"""The line-numbered results log and the one table style every module prints with.
+
+Lessons cite the log by line number, so `Log.expect_line` pins each cited block
+to its line: a change that shifts a citation fails loudly instead of silently.
+"""
+
+
+class Log:
+    """An in-memory list of lines; `text()` is what gets written to results.log."""
+
+    def __init__(self):
+        self.lines = []
+
+    def __call__(self, text=""):
+        self.lines.append(text)
+
+    def extend(self, lines):
+        self.lines.extend(lines)
+
+    def section(self, number, title):
+        """A section header at column 0, e.g. `[S5] why scores are divided by sqrt(d_k)`."""
+        self(f"[S{number}] {title}")
+
+    def expect_line(self, number):
+        """Assert the next line written will be line `number` (1-based)."""
+        actual = len(self.lines) + 1
+        if actual != number:
+            raise AssertionError(f"log layout drifted: next line is {actual}, expected {number}")
+
+    def text(self):
+        return "\n".join(self.lines) + "\n"
+
+
+def fmt_list(values, decimals=3):
+    """Example: fmt_list([0.1849, 0.3168]) -> '[0.185, 0.317]'."""
+    return "[" + ", ".join(f"{v:.{decimals}f}" for v in values) + "]"
+
+
+def matrix_lines(row_labels, col_labels, matrix, indent=4, label_width=7, width=8, decimals=3):
+    """A labelled table, one line per row, numbers right-aligned.
+
+    Example (indent 4):
+                    the   river    bank
+        the       1.000   0.000   0.000
+    """
+    pad = " " * indent
+    head = pad + " " * label_width + "".join(f"{c:>{width}}" for c in col_labels)
+    rows = [
+        pad + f"{label:<{label_width}}" + "".join(f"{v:>{width}.{decimals}f}" for v in row)
+        for label, row in zip(row_labels, matrix, strict=True)
+    ]
+    return [head, *rows]
+
+
+def named_vector(axes, vector, decimals=3):
+    """Example: named_vector(("water", "money"), [0.435, 0.149]) -> 'water=0.435  money=0.149'."""
+    return "  ".join(f"{a}={v:.{decimals}f}" for a, v in zip(axes, vector, strict=True))

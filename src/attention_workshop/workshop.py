@@ -1,0 +1,34 @@
+"""Run every module in order: compute and log, then write results.log and draw the figures.
+
+The log is written once, atomically, after every module has finished, so an
+interrupted run leaves the previous results.log untouched.
+"""
+
+from attention_workshop.files import write_atomic, writable_dir
+from attention_workshop.modules import module0, module1, module2
+from attention_workshop.report import Log
+
+
+def compute(log):
+    """Run Modules 0-2 into `log`; return every module's results for the figures."""
+    results = {"m0": module0.run(log)}
+    results["m1"] = module1.run(log)
+    results["m2"] = module2.run_wired(log, results["m1"])
+    results["s5"] = module2.run_scaling(log)
+    return results
+
+
+def run_workshop(out_dir, figures=True, say=print):
+    """Write out_dir/results.log and (unless figures=False) the PNG figures; return their paths."""
+    out = writable_dir(out_dir)
+    log = Log()
+    results = compute(log)
+    written = [write_atomic(out / "results.log", log.text())]
+    say(f"wrote {written[0]} ({len(log.lines)} lines)")
+    if figures:
+        from attention_workshop import figures as fig  # matplotlib only when drawing
+
+        for path in fig.draw_all(results, out):
+            say(f"wrote {path}")
+            written.append(path)
+    return written
