@@ -55,10 +55,10 @@ def run_wired(log, simple):
     simple_bank = simple["outputs"][SENT_RIVER][2]
     log(f"  water to money: lookup {1.0:.1f} to 1, simple {simple_bank[0] / simple_bank[1]:.1f} "
         f"to 1, wired {out[2, 0] / out[2, 1]:.1f} to 1")
-    out_money, _, _ = wired_attention(embed(SENT_MONEY))
+    out_money, weights_money, _ = wired_attention(embed(SENT_MONEY))
     log(f'  bank\'s output, wired head, in "{SENT_MONEY}": {named_vector(AXES, out_money[2])}')
     return {"outputs": out, "weights": weights, "scores": scores, "Q": Q, "K": K,
-            "outputs_money": out_money}
+            "outputs_money": out_money, "weights_money": weights_money}
 
 
 def scaling_experiment(dims=DIMS, trials=TRIALS, row=ROW, seed=SEED):

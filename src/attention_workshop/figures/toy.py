@@ -1,0 +1,159 @@
+"""Modules 1-2's figures: bank's split, the weight heatmaps, bank's three lives,
+the pipeline diagram and the [S5] scaling curves.
+"""
+
+import numpy as np
+
+from attention_workshop.embeddings import AXES, EMBED, SENT_MONEY, SENT_RIVER, tokenize
+from attention_workshop.figures.canvas import annotate_heatmap, new_figure, save
+
+RED, BLUE, GRAY = "#c0392b", "#2468b4", "#7f7f7f"
+
+
+def bank_split(m1, path):
+    """Bank's one lookup point (gray) and its two simple-attention outputs (red diamonds)."""
+    fig, ax = new_figure(6.4, 5.6)
+    for word in ("the", "river", "money"):
+        x, y = EMBED[word][0], EMBED[word][1]
+        ax.scatter(x, y, s=60, color="black", zorder=3)
+        ax.annotate(f'"{word}" ({x:.1f}, {y:.1f})', (x, y), textcoords="offset points",
+                    xytext=(8, 6))
+    bank = EMBED["bank"]
+    ax.scatter(bank[0], bank[1], s=160, color=GRAY, zorder=3, label="bank's lookup row (same in both)")
+    ax.annotate(f"lookup ({bank[0]:.2f}, {bank[1]:.2f})", (bank[0], bank[1]),
+                textcoords="offset points", xytext=(-30, -18), color=GRAY)
+    for sentence, topic in ((SENT_RIVER, "river"), (SENT_MONEY, "money")):
+        z = m1["outputs"][sentence][2]
+        ax.annotate("", xy=(z[0], z[1]), xytext=(bank[0], bank[1]),
+                    arrowprops={"arrowstyle": "->", "color": RED, "lw": 1.5})
+        ax.scatter(z[0], z[1], marker="D", s=90, color=RED, zorder=4)
+        ax.annotate(f'in "{sentence}"\n({z[0]:.3f}, {z[1]:.3f}), pulled toward "{topic}"',
+                    (z[0], z[1]), textcoords="offset points", xytext=(10, -4), color=RED,
+                    fontsize=9)
+    ax.scatter([], [], marker="D", color=RED, label="bank after simple attention")
+    ax.set(xlim=(-0.1, 1.2), ylim=(-0.1, 1.1), xlabel="water", ylabel="money",
+           title="One lookup row, two meanings: bank on the water/money plane")
+    ax.set_aspect("equal")
+    ax.legend(loc="upper right", fontsize=8)
+    return save(fig, path)
+
+
+def weights_heatmaps(m1, m2, path):
+    """Raw (top) vs wired (bottom) attention weights for both sentences, every cell annotated."""
+    fig, axes = new_figure(8.6, 7.6, nrows=2, ncols=2)
+    panels = (
+        ("simple attention", m1["weights"][SENT_RIVER], m1["weights"][SENT_MONEY]),
+        ("wired head", m2["weights"], m2["weights_money"]),
+    )
+    for row, (head, w_river, w_money) in enumerate(panels):
+        for col, (sentence, w) in enumerate(((SENT_RIVER, w_river), (SENT_MONEY, w_money))):
+            ax = axes[row, col]
+            words = tokenize(sentence)
+            ax.imshow(w, cmap="Blues", vmin=0, vmax=1)
+            annotate_heatmap(ax, w, threshold=0.45)
+            ax.set_xticks(range(len(words)), words)
+            ax.set_yticks(range(len(words)), words)
+            ax.set(xlabel="looked at (key)", ylabel="looking (query)")
+            ax.set_title(f'{head}: "{sentence}"', fontsize=11)
+            ax.spines[:].set_visible(False)
+    fig.suptitle("Attention weights (each row sums to 1): raw vs wired", fontweight="bold")
+    fig.tight_layout()
+    return save(fig, path)
+
+
+def bank_three_lives(m1, m2, path):
+    """Bank in "the river bank": lookup row, simple-attention output, wired-head output."""
+    lives = (
+        ("lookup row", EMBED["bank"], GRAY),
+        ("simple attention", m1["outputs"][SENT_RIVER][2], RED),
+        ("wired head", m2["outputs"][2], BLUE),
+    )
+    fig, ax = new_figure(8, 4.6)
+    x = np.arange(len(AXES))
+    width = 0.26
+    for i, (name, vector, color) in enumerate(lives):
+        bars = ax.bar(x + (i - 1) * width, vector, width, label=name, color=color)
+        ax.bar_label(bars, fmt="%.3f", fontsize=8, padding=2)
+    ax.set_xticks(x, AXES)
+    ax.set(xlabel="named axis", ylabel="value", ylim=(0, 1.05),
+           title=f'Bank\'s three lives in "{SENT_RIVER}"')
+    ax.legend(loc="upper left")
+    return save(fig, path)
+
+
+def pipeline(m2, path):
+    """The attention pipeline as boxes, with the wired head's shapes for "the river bank"."""
+    T, d = m2["outputs"].shape
+    d_k = m2["Q"].shape[1]
+    fig, ax = new_figure(11, 3.8)
+    ax.set_axis_off()
+    ax.set(xlim=(0, 11), ylim=(0, 4))
+    boxes = {
+        "X": (0.8, 2, f"X\nembedding rows\n[{T} x {d}]"),
+        "Q": (3.0, 3.3, f"Q = X @ W_Q\nqueries [{T} x {d_k}]"),
+        "K": (3.0, 2.0, f"K = X @ W_K\nkeys [{T} x {d_k}]"),
+        "V": (3.0, 0.7, f"V = X @ W_V\nvalues [{T} x {d}]"),
+        "S": (5.2, 2.65, f"Q @ K.T\nscores [{T} x {T}]"),
+        "D": (7.0, 2.65, f"/ sqrt(d_k)\nd_k = {d_k}"),
+        "P": (9.1, 2.65, "softmax\neach row sums to 1"),
+        "O": (9.1, 0.7, f"weights @ V\noutput [{T} x {d}]"),
+    }
+    artists = {
+        key: ax.text(x, y, text, ha="center", va="center", fontsize=9,
+                     bbox={"boxstyle": "round,pad=0.5", "fc": "#eef3fa", "ec": BLUE})
+        for key, (x, y, text) in boxes.items()
+    }
+    right, left, bottom, top = (1, 0.5), (0, 0.5), (0.5, 0), (0.5, 1)
+    edges = (("X", right, "Q", left), ("X", right, "K", left), ("X", right, "V", left),
+             ("Q", right, "S", left), ("K", right, "S", left), ("S", right, "D", left),
+             ("D", right, "P", left), ("P", bottom, "O", top), ("V", right, "O", left))
+    for a, anchor_a, b, anchor_b in edges:
+        ax.annotate("", xy=anchor_b, xycoords=artists[b], xytext=anchor_a,
+                    textcoords=artists[a],
+                    arrowprops={"arrowstyle": "->", "color": "#333333", "shrinkA": 2,
+                                "shrinkB": 2})
+    ax.set_title("Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V, step by step "
+                 f'(shapes for "{SENT_RIVER}")')
+    return save(fig, path)
+
+
+def scaling(s5, path):
+    """[S5]: average top softmax weight vs d, unscaled (red) and scaled by 1/sqrt(d) (blue)."""
+    dims = np.array(list(s5))
+    std, unscaled, scaled = (np.array(col) for col in zip(*s5.values(), strict=True))
+    fig, (ax, ax_std) = new_figure(11, 4.4, ncols=2, gridspec_kw={"width_ratios": [3, 2]})
+    for values, color, name in ((unscaled, RED, "unscaled: softmax(q.k)"),
+                                (scaled, BLUE, "scaled: softmax(q.k / sqrt(d))")):
+        ax.plot(dims, values, "o-", color=color, label=name, lw=2)
+        for d, v in zip(dims, values, strict=True):
+            ax.annotate(f"{v:.3f}", (d, v), textcoords="offset points", xytext=(0, 8),
+                        ha="center", color=color, fontsize=9)
+    ax.axhline(1.0, color=GRAY, ls="--", lw=1)
+    ax.text(dims[0], 0.97, "1.0 = one key takes everything", color=GRAY, fontsize=8, va="top")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(dims, [str(d) for d in dims])
+    ax.set(xlabel="d (query/key width)", ylabel="average top weight (8 keys per row)",
+           ylim=(0, 1.12), title="Without 1/sqrt(d), softmax turns winner-take-all")
+    ax.legend(loc="center right")
+    ax_std.plot(dims, np.sqrt(dims), "--", color=GRAY, label="sqrt(d)")
+    ax_std.plot(dims, std, "o", color="black", label="measured std of q.k")
+    for d, v in zip(dims, std, strict=True):
+        ax_std.annotate(f"{v:.2f}", (d, v), textcoords="offset points", xytext=(8, -10),
+                        ha="left", fontsize=9)
+    ax_std.set_xscale("log", base=2)
+    ax_std.set_xticks(dims, [str(d) for d in dims])
+    ax_std.set(xlabel="d", ylabel="std of dot products", title="Scores grow like sqrt(d)")
+    ax_std.legend(loc="upper left")
+    fig.tight_layout()
+    return save(fig, path)
+
+
+def draw_all(results, out):  # dict, Path -> list[Path]
+    m1, m2 = results["m1"], results["m2"]
+    return [
+        bank_split(m1, out / "bank_split.png"),
+        weights_heatmaps(m1, m2, out / "weights_heatmaps.png"),
+        bank_three_lives(m1, m2, out / "bank_three_lives.png"),
+        pipeline(m2, out / "pipeline.png"),
+        scaling(results["s5"], out / "scaling.png"),
+    ]
