@@ -1,0 +1,62 @@
+"""`attention-workshop check-lesson FILE...`: prove every cross-check in a lesson still holds."""
+
+import sys
+from pathlib import Path
+
+HELP = "check that every 'cross-check: results.log lines A-B' in a lesson matches the log"
+
+DEFAULT_OUT = "workshop-output"
+
+
+def add_arguments(parser):
+    parser.add_argument("files", nargs="+", metavar="FILE", help="lesson text or markdown files")
+    parser.add_argument("--log", metavar="PATH",
+                        help=f"the log to check against (default: {DEFAULT_OUT}/results.log, "
+                             "written by running the workshop first if it is missing)")
+
+
+def read_text(path, what):
+    """The text of `path`, or WorkshopError naming it when it is missing, unreadable or binary."""
+    from attention_workshop.errors import WorkshopError
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise WorkshopError(f"cannot read {what} '{path}' ({exc.strerror or exc})") from None
+    try:
+        if b"\0" in data:
+            raise UnicodeDecodeError("utf-8", data, 0, 1, "NUL byte")
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise WorkshopError(f"{what} '{path}' is not a UTF-8 text file") from None
+
+
+def default_log():
+    """workshop-output/results.log, running the workshop (no figures) first when it is missing."""
+    log = Path(DEFAULT_OUT) / "results.log"
+    if not log.exists():
+        from attention_workshop.workshop import run_workshop
+
+        print(f"{log} is missing: running the workshop first", file=sys.stderr)
+        run_workshop(DEFAULT_OUT, figures=False, say=lambda text: print(text, file=sys.stderr))
+    return log
+
+
+def main(args):
+    from attention_workshop.lesson_check import check_text
+
+    lessons = [(path, read_text(path, "lesson")) for path in args.files]  # bad input before work
+    log_path = args.log if args.log is not None else default_log()
+    log = read_text(log_path, "log").splitlines()
+    passed = failed = 0
+    for path, text in lessons:
+        results = check_text(text, log)
+        if not results:
+            print(f"{path}: no 'cross-check: results.log ...' citations found")
+        for r in results:
+            print(f"{path}:{r.citation.line}: results.log {r.citation.label}: "
+                  f"{r.detail if r.ok else 'FAIL: ' + r.detail}")
+            passed += r.ok
+            failed += not r.ok
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
