@@ -44,7 +44,7 @@ class Result:
     detail: str  # "ok", or what differs
 
 
-def find_citations(text):
+def find_citations(text, name="lesson"):
     """Every citation in `text`, in order; an impossible one (B < A, 0) raises WorkshopError."""
     citations = []
     for m in CITATION.finditer(text):
@@ -58,9 +58,9 @@ def find_citations(text):
         else:
             label, cited = f"lines {a}-{b}", tuple(range(a, b + 1))
             if b < a:
-                raise WorkshopError(f"line {line}: impossible range 'results.log lines {a}-{b}'")
+                raise WorkshopError(f"{name}:{line}: impossible range 'results.log lines {a}-{b}'")
         if min(a, b or a) < 1:
-            raise WorkshopError(f"line {line}: log lines count from 1, not 'results.log {label}'")
+            raise WorkshopError(f"{name}:{line}: log lines count from 1, not '{label}'")
         citations.append(Citation(line, label, cited))
     return citations
 
@@ -163,9 +163,10 @@ def check_citation(citation, blocks, log):
     return Result(citation, False, detail)
 
 
-def check_text(text, log):
+def check_text(text, log, name="lesson"):
     """Check every citation in a lesson's `text` against `log` (a list of lines)."""
     lines = text.splitlines()
     return [
-        check_citation(c, quoted_blocks(lines, c.line - 1), log) for c in find_citations(text)
+        check_citation(c, quoted_blocks(lines, c.line - 1), log)
+        for c in find_citations(text, name)
     ]

@@ -43,14 +43,16 @@ def default_log():
 
 
 def main(args):
-    from attention_workshop.lesson_check import check_text
+    from attention_workshop.lesson_check import check_text, find_citations
 
-    lessons = [(path, read_text(path, "lesson")) for path in args.files]  # bad input before work
+    lessons = [(path, read_text(path, "lesson")) for path in args.files]
+    for path, text in lessons:
+        find_citations(text, path)  # an impossible citation is bad input: stop before any output
     log_path = args.log if args.log is not None else default_log()
     log = read_text(log_path, "log").splitlines()
     passed = failed = 0
     for path, text in lessons:
-        results = check_text(text, log)
+        results = check_text(text, log, path)
         if not results:
             print(f"{path}: no 'cross-check: results.log ...' citations found")
         for r in results:

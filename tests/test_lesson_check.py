@@ -1,0 +1,205 @@
+"""check-lesson: hand-made lessons and logs, the real log, the seed lessons, and bad input."""
+
+from pathlib import Path
+
+import pytest
+
+from attention_workshop import cli
+from attention_workshop.errors import WorkshopError
+from attention_workshop.lesson_check import check_text, find_citations, quoted_blocks
+
+SEEDS = Path(__file__).resolve().parents[1].parent / "shared" / "seeds"
+
+# A hand-made log: checks below are worked out against it by eye.
+LOG = ["[S1] head", "  a = 1", "  b = 2", "  c = 3", "[S2] next", "  d = 4"]
+
+
+def lesson(*lines):
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "label", "cited"),
+    [
+        ("(cross-check: results.log line 28):", "line 28", (28,)),
+        ("(cross-check: results.log lines 29-31):", "lines 29-31", (29, 30, 31)),
+        ("(cross-check: results.log lines 46 and 72).", "lines 46 and 72", (46, 72)),
+        ("(cross-check:\nresults.log lines 5\u20136)", "lines 5-6", (5, 6)),
+    ],
+)
+def test_citation_forms(text, label, cited):
+    [c] = find_citations("Prose first.\n" + text)
+    assert (c.line, c.label, c.cited) == (2, label, cited)
+
+
+def test_blocks_skip_code_listing_and_stop_at_prose():
+    lines = ["Text (cross-check: results.log line 2):", "", "    code()", "", "  a = 1", "",
+             "Prose again.", "", "  not quoted"]
+    blocks = quoted_blocks(lines, 0)
+    assert [(b.start, b.lines) for b in blocks] == [(3, ("    code()",)), (5, ("  a = 1",))]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        ["See (cross-check: results.log lines 2-4):", "", "  a = 1", "  b = 2", "  c = 3"],
+        ["See (cross-check: results.log lines 2-4):", "", "  b = 2", "  c = 3"],  # inside range
+        ["See (cross-check: results.log line 3):", "", "    code = 2", "", "  b = 2", "", "More."],
+        ["See (cross-check: results.log lines 1-2):", "", "[S1] head", "  a = 1"],
+        ["See (cross-check: results.log lines 4-6):", "", "```", "  c = 3", "[S2] next", "```"],
+        ["See (cross-check: results.log lines 2 and 6):", "", "  a = 1", "  d = 4"],
+        ["Both rows agree (cross-check: results.log lines 2 and 6). No block follows.", "", "Go."],
+    ],
+)
+def test_block_inside_range_passes(body):
+    [result] = check_text(lesson(*body), LOG)
+    assert result.ok, result.detail
+
+
+def test_changed_number_fails_at_that_line():
+    text = lesson("Intro.", "See (cross-check: results.log lines 2-4):", "", "  a = 1", "  b = 7")
+    [result] = check_text(text, LOG)
+    assert not result.ok
+    assert result.citation.line == 2
+    assert result.detail == "lesson line 5 expected '  b = 7', log line 3 has '  b = 2'"
+
+
+def test_past_end_of_log_fails():
+    [result] = check_text(lesson("(cross-check: results.log lines 5-7):", "", "  d = 4"), LOG)
+    assert not result.ok
+    assert result.detail == "line 7 is past the end of the log (6 lines)"
+
+
+def test_cited_lines_without_block_must_exist():
+    [result] = check_text(lesson("(cross-check: results.log lines 2 and 9)."), LOG)
+    assert not result.ok
+    assert "line 9 is past the end" in result.detail
+
+
+def test_block_moved_out_of_range_fails_and_says_where_it_is():
+    [result] = check_text(lesson("(cross-check: results.log lines 4-5):", "", "  a = 1", "  b = 2"),
+                          LOG)
+    assert not result.ok
+    assert result.detail.startswith("lesson line 3 expected '  a = 1', log line 4 has '  c = 3'")
+    assert result.detail.endswith("(the block stands at log lines 2-3)")
+
+
+def test_block_longer_than_range_fails():
+    [result] = check_text(lesson("(cross-check: results.log lines 2-3):", "", "  a = 1", "  b = 2",
+                                 "  c = 3"), LOG)
+    assert not result.ok
+    assert result.detail == "lesson line 5 '  c = 3' lies past the cited lines (the block stands" \
+                            " at log lines 2-4)"
+
+
+@pytest.mark.parametrize("text", ["(cross-check: results.log lines 9-3)",
+                                  "(cross-check: results.log line 0)"])
+def test_impossible_citation_raises(text):
+    with pytest.raises(WorkshopError, match="^notes.txt:2: "):
+        find_citations("Intro.\n" + text, "notes.txt")
+
+
+# --- the command, as a user runs it ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real_log(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    assert cli.main(["run", "--no-figures", "--out", str(out)]) == 0
+    return out / "results.log"
+
+
+def check(capsys, *argv):
+    code = cli.main(["check-lesson", *map(str, argv)])
+    out, err = capsys.readouterr()
+    return code, out.splitlines(), err
+
+
+# Log lines 28 and 75-80 as the lessons print them (see SPEC.md: [S5] is verbatim).
+REAL_LESSON = lesson(
+    "First the input check (cross-check: results.log line 28):",
+    "",
+    "  input check: 'bank' row identical in both sentences -> True",
+    "",
+    "Then the scaling table (cross-check: results.log lines 75-80):",
+    "",
+    "[S5] why scores are divided by sqrt(d_k)",
+    "  random q, k entries drawn from N(0,1); 8 keys per row; 2000 rows per size",
+    "  d =   4: dot-product std =   1.97  (sqrt(d) =  2.00) | avg top weight: unscaled = 0.522,"
+    " scaled = 0.338",
+    "  d =  16: dot-product std =   4.02  (sqrt(d) =  4.00) | avg top weight: unscaled = 0.750,"
+    " scaled = 0.356",
+    "  d =  64: dot-product std =   8.01  (sqrt(d) =  8.00) | avg top weight: unscaled = 0.879,"
+    " scaled = 0.362",
+    "  d = 256: dot-product std =  16.03  (sqrt(d) = 16.00) | avg top weight: unscaled = 0.941,"
+    " scaled = 0.366",
+    "",
+    "The end.",
+)
+
+
+def test_command_passes_on_real_log(tmp_path, capsys, real_log):
+    path = tmp_path / "lesson.txt"
+    path.write_text(REAL_LESSON)
+    code, out, err = check(capsys, path, "--log", real_log)
+    assert (code, err) == (0, "")
+    assert out == [f"{path}:1: results.log line 28: ok", f"{path}:5: results.log lines 75-80: ok",
+                   "2 passed, 0 failed"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "failing"),
+    [
+        ("unscaled = 0.879", "unscaled = 0.897", "results.log lines 75-80: FAIL: lesson line 11"),
+        ("lines 75-80", "lines 76-81", "results.log lines 76-81: FAIL: line 81 is past the end"),
+        ("line 28", "line 27", "results.log line 27: FAIL: lesson line 3"),
+    ],
+)
+def test_command_fails_naming_the_citation(tmp_path, capsys, real_log, old, new, failing):
+    path = tmp_path / "lesson.txt"
+    path.write_text(REAL_LESSON.replace(old, new))
+    code, out, _ = check(capsys, path, "--log", real_log)
+    assert code == 1
+    assert sum(line.startswith(f"{path}:") and failing in line for line in out) == 1
+    assert out[-1] == "1 passed, 1 failed"
+
+
+def test_default_log_is_written_when_missing(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "lesson.txt").write_text(REAL_LESSON)
+    code, out, _ = check(capsys, "lesson.txt")
+    assert (tmp_path / "workshop-output" / "results.log").is_file()
+    assert (code, out[-1]) == (0, "2 passed, 0 failed")
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="no ../shared/seeds beside the repository")
+def test_seed_lessons_pass(capsys, real_log):
+    seeds = sorted(SEEDS.glob("*.txt"))
+    assert seeds
+    code, out, _ = check(capsys, *seeds, "--log", real_log)
+    assert code == 0, "\n".join(out)
+    passed = int(out[-1].split()[0])
+    assert passed >= 9
+    assert out[-1] == f"{passed} passed, 0 failed"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "log", "message"),
+    [
+        ("missing.txt", None, "good.log", "cannot read lesson"),
+        ("binary.bin", b"\x89PNG\r\n\x1a\n\0\0", "good.log", "not a UTF-8 text file"),
+        ("range.txt", b"(cross-check: results.log lines 9-3)\n", "good.log", ":1: impossible"),
+        ("ok.txt", b"no citations\n", "missing.log", "cannot read log"),
+        ("ok.txt", b"no citations\n", "binary.log", "not a UTF-8 text file"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, name, content, log, message):
+    if content is not None:
+        (tmp_path / name).write_bytes(content)
+    (tmp_path / "good.log").write_text(lesson(*LOG))
+    (tmp_path / "binary.log").write_bytes(b"\xff\xfe\0\0")
+    code, out, err = check(capsys, tmp_path / name, "--log", tmp_path / log)
+    assert code == 2
+    assert out == []
+    assert len(err.splitlines()) == 1
+    assert err.startswith("attention-workshop: error: ") and message in err
