@@ -5,11 +5,12 @@ the pipeline diagram and the [S5] scaling curves.
 import numpy as np
 
 from attention_workshop.embeddings import AXES, EMBED, SENT_MONEY, SENT_RIVER, tokenize
-from attention_workshop.figures.canvas import annotate_heatmap, new_figure, save
+from attention_workshop.figures.canvas import annotate_heatmap, new_figure, save, styled
 
 RED, BLUE, GRAY = "#c0392b", "#2468b4", "#7f7f7f"
 
 
+@styled
 def bank_split(m1, path):
     """Bank's one lookup point (gray) and its two simple-attention outputs (red diamonds)."""
     fig, ax = new_figure(6.4, 5.6)
@@ -38,6 +39,7 @@ def bank_split(m1, path):
     return save(fig, path)
 
 
+@styled
 def weights_heatmaps(m1, m2, path):
     """Raw (top) vs wired (bottom) attention weights for both sentences, every cell annotated."""
     fig, axes = new_figure(8.6, 7.6, nrows=2, ncols=2)
@@ -57,10 +59,10 @@ def weights_heatmaps(m1, m2, path):
             ax.set_title(f'{head}: "{sentence}"', fontsize=11)
             ax.spines[:].set_visible(False)
     fig.suptitle("Attention weights (each row sums to 1): raw vs wired", fontweight="bold")
-    fig.tight_layout()
     return save(fig, path)
 
 
+@styled
 def bank_three_lives(m1, m2, path):
     """Bank in "the river bank": lookup row, simple-attention output, wired-head output."""
     lives = (
@@ -81,6 +83,7 @@ def bank_three_lives(m1, m2, path):
     return save(fig, path)
 
 
+@styled
 def pipeline(m2, path):
     """The attention pipeline as boxes, with the wired head's shapes for "the river bank"."""
     T, d = m2["outputs"].shape
@@ -117,6 +120,7 @@ def pipeline(m2, path):
     return save(fig, path)
 
 
+@styled
 def scaling(s5, path):
     """[S5]: average top softmax weight vs d, unscaled (red) and scaled by 1/sqrt(d) (blue)."""
     dims = np.array(list(s5))
@@ -144,7 +148,6 @@ def scaling(s5, path):
     ax_std.set_xticks(dims, [str(d) for d in dims])
     ax_std.set(xlabel="d", ylabel="std of dot products", title="Scores grow like sqrt(d)")
     ax_std.legend(loc="upper left")
-    fig.tight_layout()
     return save(fig, path)
 
 
