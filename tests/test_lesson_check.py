@@ -183,6 +183,13 @@ def test_seed_lessons_pass(capsys, real_log):
     assert out[-1] == f"{passed} passed, 0 failed"
 
 
+def test_docs_pass(capsys, real_log):
+    docs = Path(__file__).resolve().parents[1] / "docs" / "modules.md"
+    code, out, _ = check(capsys, docs, "--log", real_log)
+    assert code == 0, "\n".join(out)
+    assert out[-1].endswith(" passed, 0 failed") and int(out[-1].split()[0]) >= 14
+
+
 @pytest.mark.parametrize(
     ("name", "content", "log", "message"),
     [
