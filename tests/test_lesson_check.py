@@ -1,8 +1,12 @@
 """check-lesson: hand-made lessons and logs, the real log, the seed lessons, and bad input."""
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from attention_workshop import cli
 from attention_workshop.errors import WorkshopError
@@ -97,6 +101,32 @@ def test_block_longer_than_range_fails():
 def test_impossible_citation_raises(text):
     with pytest.raises(WorkshopError, match="^notes.txt:2: "):
         find_citations("Intro.\n" + text, "notes.txt")
+
+
+@st.composite
+def log_and_citation(draw):
+    """A log of distinct indented lines, a cited range A-B, and a block [i, j] inside it."""
+    words = st.text(alphabet="abcxyz0123456789=.", min_size=1, max_size=12)
+    log = ["  " + w for w in draw(st.lists(words, min_size=1, max_size=30, unique=True))]
+    a = draw(st.integers(1, len(log)))
+    b = draw(st.integers(a, len(log)))
+    i = draw(st.integers(a, b))
+    j = draw(st.integers(i, b))
+    return log, a, b, log[i - 1 : j]
+
+
+@given(log_and_citation(), st.data())
+def test_any_block_inside_range_passes_and_any_edit_fails(case, data):
+    log, a, b, block = case
+    text = lesson(f"See (cross-check: results.log lines {a}-{b}):", "", *block, "", "Prose.")
+    assert [r.ok for r in check_text(text, log)] == [True]
+    k = data.draw(st.integers(0, len(block) - 1))
+    # "#" stands in no log line, so the edited line can match nowhere
+    edited = [line + "#" if n == k else line for n, line in enumerate(block)]
+    text = lesson(f"See (cross-check: results.log lines {a}-{b}):", "", *edited, "", "Prose.")
+    [result] = check_text(text, log)
+    assert not result.ok
+    assert result.detail.startswith(f"lesson line {3 + k} expected {edited[k]!r}")
 
 
 # --- the command, as a user runs it ---------------------------------------------------------
@@ -210,3 +240,15 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, name, content, log, 
     assert out == []
     assert len(err.splitlines()) == 1
     assert err.startswith("attention-workshop: error: ") and message in err
+
+
+def test_installed_entry_point_reports_bad_input_in_one_line(tmp_path):
+    run = subprocess.run(
+        [sys.executable, "-m", "attention_workshop", "check-lesson", str(tmp_path / "nope.txt")],
+        capture_output=True, text=True, check=False,
+    )
+    assert run.returncode == 2
+    assert run.stdout == ""
+    missing = tmp_path / "nope.txt"
+    assert run.stderr == (f"attention-workshop: error: cannot read lesson '{missing}' "
+                          "(No such file or directory)\n")
