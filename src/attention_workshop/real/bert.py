@@ -1,0 +1,101 @@
+"""A BERT encoder (MiniLM is one): every token attends to every token, both directions.
+
+Weights keep the checkpoint's names, e.g. `encoder.layer.0.attention.self.query.weight`.
+torch's Linear stores W as [out, in], so a layer computes x @ W.T + b.
+"""
+
+import numpy as np
+
+from attention_workshop.attention import scaled_dot_product_attention
+from attention_workshop.real.layers import ACTIVATION, layer_norm, merge_heads, split_heads
+
+PREFIX = "bert."  # BertForMaskedLM and friends nest the encoder under it; BertModel does not
+
+
+def tensor_shapes(cfg):  # ModelConfig -> {checkpoint name: shape}
+    """Every tensor the forward pass reads, with the shape config.json implies."""
+    D, F = cfg.d_model, cfg.d_mlp
+    shapes = {
+        "embeddings.word_embeddings.weight": (cfg.n_vocab, D),
+        "embeddings.position_embeddings.weight": (cfg.n_ctx, D),
+        "embeddings.token_type_embeddings.weight": (cfg.n_type, D),
+        "embeddings.LayerNorm.weight": (D,),
+        "embeddings.LayerNorm.bias": (D,),
+    }
+    for i in range(cfg.n_layer):
+        p = f"encoder.layer.{i}."
+        for name in ("query", "key", "value"):
+            shapes[f"{p}attention.self.{name}.weight"] = (D, D)
+            shapes[f"{p}attention.self.{name}.bias"] = (D,)
+        shapes |= {
+            f"{p}attention.output.dense.weight": (D, D),
+            f"{p}attention.output.dense.bias": (D,),
+            f"{p}attention.output.LayerNorm.weight": (D,),
+            f"{p}attention.output.LayerNorm.bias": (D,),
+            f"{p}intermediate.dense.weight": (F, D),
+            f"{p}intermediate.dense.bias": (F,),
+            f"{p}output.dense.weight": (D, F),
+            f"{p}output.dense.bias": (D,),
+            f"{p}output.LayerNorm.weight": (D,),
+            f"{p}output.LayerNorm.bias": (D,),
+        }
+    return shapes
+
+
+def linear(x, w, b):  # [T, in], [out, in], [out] -> [T, out]
+    return x @ w.T + b
+
+
+def embed(w, cfg, ids):  # {name: array}, ModelConfig, [T] ints -> [T, d_model]
+    """Word row + position row + token-type row (type 0: one sentence), then layer norm."""
+    T = len(ids)
+    x = (w["embeddings.word_embeddings.weight"][ids]
+         + w["embeddings.position_embeddings.weight"][:T]
+         + w["embeddings.token_type_embeddings.weight"][0])
+    return layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], cfg.eps)
+
+
+def self_attention(x, layer, n_head):
+    # [T, d_model] -> ([T, d_model], [n_head, T, T], [n_head, T, d_head], [n_head, T, d_head])
+    """Learned W_Q, W_K, W_V (with biases), heads split, our scaled_dot_product_attention, W_O."""
+    q = split_heads(linear(x, layer["attention.self.query.weight"],
+                           layer["attention.self.query.bias"]), n_head)  # [n_head, T, d_head]
+    k = split_heads(linear(x, layer["attention.self.key.weight"],
+                           layer["attention.self.key.bias"]), n_head)  # [n_head, T, d_head]
+    v = split_heads(linear(x, layer["attention.self.value.weight"],
+                           layer["attention.self.value.bias"]), n_head)  # [n_head, T, d_head]
+    out, weights = scaled_dot_product_attention(q, k, v)  # no mask: every token sees every token
+    out = merge_heads(out.astype(x.dtype))  # [n_head, T, d_head] -> [T, d_model]
+    out = linear(out, layer["attention.output.dense.weight"], layer["attention.output.dense.bias"])
+    return out, weights, q, k
+
+
+def encoder_layer(x, layer, cfg):  # [T, d_model] -> ([T, d_model], [n_head, T, T], q, k)
+    """Post-norm block: x = LN(x + attention(x)); x = LN(x + MLP(x))."""
+    a, weights, q, k = self_attention(x, layer, cfg.n_head)
+    x = layer_norm(x + a, layer["attention.output.LayerNorm.weight"],
+                   layer["attention.output.LayerNorm.bias"], cfg.eps)
+    h = ACTIVATION[cfg.activation](linear(x, layer["intermediate.dense.weight"],
+                                          layer["intermediate.dense.bias"]))  # [T, d_mlp]
+    m = linear(h, layer["output.dense.weight"], layer["output.dense.bias"])  # [T, d_model]
+    x = layer_norm(x + m, layer["output.LayerNorm.weight"], layer["output.LayerNorm.bias"],
+                   cfg.eps)
+    return x, weights, q, k
+
+
+def forward(w, cfg, ids):  # weights, ModelConfig, [T] -> dict of arrays
+    """Returns hidden_states [n_layer + 1, T, d_model] (embeddings, then after each layer,
+    as transformers' BertModel reports them), attentions [n_layer, n_head, T, T] and each
+    layer's queries and keys [n_layer, n_head, T, d_head]."""
+    x = embed(w, cfg, ids)
+    hidden, attentions, queries, keys = [x], [], [], []
+    for i in range(cfg.n_layer):
+        p = f"encoder.layer.{i}."
+        layer = {name[len(p):]: value for name, value in w.items() if name.startswith(p)}
+        x, weights, q, k = encoder_layer(x, layer, cfg)
+        hidden.append(x)
+        attentions.append(weights)
+        queries.append(q)
+        keys.append(k)
+    return {"hidden_states": np.stack(hidden), "attentions": np.stack(attentions),
+            "queries": np.stack(queries), "keys": np.stack(keys)}

@@ -1,0 +1,78 @@
+"""GPT-2: a decoder, so each token attends only to itself and the tokens before it.
+
+Weights keep the checkpoint's names, e.g. `h.0.attn.c_attn.weight`. GPT-2 stores its
+linear layers as Conv1D with W as [in, out], so a layer computes x @ W + b, and c_attn
+holds W_Q, W_K and W_V side by side: [d_model, 3 * d_model].
+"""
+
+import numpy as np
+
+from attention_workshop.attention import causal_mask, scaled_dot_product_attention
+from attention_workshop.real.layers import ACTIVATION, layer_norm, merge_heads, split_heads
+
+PREFIX = "transformer."  # GPT2LMHeadModel nests the model under it; the original files do not
+
+
+def tensor_shapes(cfg):  # ModelConfig -> {checkpoint name: shape}
+    """Every tensor the forward pass reads, with the shape config.json implies."""
+    D, F = cfg.d_model, cfg.d_mlp
+    shapes = {"wte.weight": (cfg.n_vocab, D), "wpe.weight": (cfg.n_ctx, D),
+              "ln_f.weight": (D,), "ln_f.bias": (D,)}
+    for i in range(cfg.n_layer):
+        p = f"h.{i}."
+        shapes |= {
+            f"{p}ln_1.weight": (D,), f"{p}ln_1.bias": (D,),
+            f"{p}attn.c_attn.weight": (D, 3 * D), f"{p}attn.c_attn.bias": (3 * D,),
+            f"{p}attn.c_proj.weight": (D, D), f"{p}attn.c_proj.bias": (D,),
+            f"{p}ln_2.weight": (D,), f"{p}ln_2.bias": (D,),
+            f"{p}mlp.c_fc.weight": (D, F), f"{p}mlp.c_fc.bias": (F,),
+            f"{p}mlp.c_proj.weight": (F, D), f"{p}mlp.c_proj.bias": (D,),
+        }
+    return shapes
+
+
+def conv1d(x, w, b):  # [T, in], [in, out], [out] -> [T, out]
+    return x @ w + b
+
+
+def self_attention(x, block, n_head):
+    # [T, d_model] -> ([T, d_model], [n_head, T, T], [n_head, T, d_head], [n_head, T, d_head])
+    """One projection gives Q, K, V; heads split; causal scaled_dot_product_attention; W_O."""
+    qkv = conv1d(x, block["attn.c_attn.weight"], block["attn.c_attn.bias"])  # [T, 3 * d_model]
+    q, k, v = (split_heads(part, n_head) for part in np.split(qkv, 3, axis=-1))
+    # [T, d_model] -> [n_head, T, d_head] each
+    mask = causal_mask(len(x))  # [T, T]: position i sees positions 0..i
+    out, weights = scaled_dot_product_attention(q, k, v, mask)
+    out = merge_heads(out.astype(x.dtype))  # [n_head, T, d_head] -> [T, d_model]
+    out = conv1d(out, block["attn.c_proj.weight"], block["attn.c_proj.bias"])
+    return out, weights, q, k
+
+
+def transformer_block(x, block, cfg):  # [T, d_model] -> ([T, d_model], [n_head, T, T], q, k)
+    """Pre-norm block: x = x + attention(LN(x)); x = x + MLP(LN(x))."""
+    a, weights, q, k = self_attention(
+        layer_norm(x, block["ln_1.weight"], block["ln_1.bias"], cfg.eps), block, cfg.n_head)
+    x = x + a
+    h = layer_norm(x, block["ln_2.weight"], block["ln_2.bias"], cfg.eps)
+    h = ACTIVATION[cfg.activation](conv1d(h, block["mlp.c_fc.weight"], block["mlp.c_fc.bias"]))
+    x = x + conv1d(h, block["mlp.c_proj.weight"], block["mlp.c_proj.bias"])  # [T, d_model]
+    return x, weights, q, k
+
+
+def forward(w, cfg, ids):  # weights, ModelConfig, [T] -> dict of arrays
+    """Returns hidden_states [n_layer + 1, T, d_model] (as transformers' GPT2Model reports
+    them: the embeddings, each block's input, and the last block's output after ln_f),
+    attentions [n_layer, n_head, T, T] and queries and keys [n_layer, n_head, T, d_head]."""
+    x = w["wte.weight"][ids] + w["wpe.weight"][: len(ids)]  # [T, d_model]
+    hidden, attentions, queries, keys = [x], [], [], []
+    for i in range(cfg.n_layer):
+        p = f"h.{i}."
+        block = {name[len(p):]: value for name, value in w.items() if name.startswith(p)}
+        x, weights, q, k = transformer_block(x, block, cfg)
+        hidden.append(x)
+        attentions.append(weights)
+        queries.append(q)
+        keys.append(k)
+    hidden[-1] = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], cfg.eps)
+    return {"hidden_states": np.stack(hidden), "attentions": np.stack(attentions),
+            "queries": np.stack(queries), "keys": np.stack(keys)}

@@ -1,0 +1,73 @@
+"""The pieces around attention in a transformer block: layer norm, gelu, head split/merge.
+
+Activations are float32 like the checkpoints' weights; layer norm's mean and
+variance are taken in float64 so that 384 or 768 squares add up without drift.
+"""
+
+import numpy as np
+
+# Constants of the erfc approximation of Press et al., Numerical Recipes (2nd ed.), section 6.2:
+# relative error below 1.2e-7 everywhere, which is float32's own resolution.
+_ERFC = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
+         0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277)
+
+
+def layer_norm(x, weight, bias, eps):  # [T, d_model], [d_model], [d_model] -> [T, d_model]
+    """Give every row mean 0 and variance 1, then scale and shift it per channel.
+
+    Example: layer_norm([[1, 3]], weight=[1, 1], bias=[0, 0], eps=0) -> [[-1, 1]].
+    """
+    x64 = np.asarray(x, dtype=np.float64)
+    mean = x64.mean(axis=-1, keepdims=True)
+    var = x64.var(axis=-1, keepdims=True)  # biased, as in torch.nn.LayerNorm
+    normed = ((x64 - mean) / np.sqrt(var + eps)).astype(np.asarray(x).dtype)
+    return normed * weight + bias
+
+
+def erfc(x):  # [...] -> [...]
+    """The complementary error function 1 - erf(x), vectorised (numpy has no erf of its own).
+
+    Example: erfc(0) = 1, erfc(1) = 0.157299..., erfc(-1) = 1.842700....
+    """
+    x = np.asarray(x, dtype=np.float64)
+    z = np.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly = np.zeros_like(t)
+    for c in reversed(_ERFC):  # Horner's rule
+        poly = poly * t + c
+    y = t * np.exp(-z * z + poly)
+    return np.where(x >= 0, y, 2.0 - y)
+
+
+def gelu(x):  # [...] -> [...]
+    """The exact gelu x * Phi(x) (Phi = standard normal CDF), as BERT uses it.
+
+    Phi(x) = erfc(-x / sqrt(2)) / 2. Example: gelu(1) = 0.841345, gelu(-1) = -0.158655.
+    """
+    x = np.asarray(x)
+    return (x * (0.5 * erfc(-x / np.sqrt(2.0)))).astype(x.dtype)
+
+
+def gelu_new(x):  # [...] -> [...]
+    """GPT-2's gelu: the tanh approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+
+    Example: gelu_new(1) = 0.841192 (exact gelu: 0.841345).
+    """
+    x = np.asarray(x)
+    inner = np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)
+    return (0.5 * x * (1.0 + np.tanh(inner))).astype(x.dtype)
+
+
+ACTIVATION = {"gelu": gelu, "gelu_new": gelu_new}
+
+
+def split_heads(x, n_head):  # [T, d_model] -> [n_head, T, d_head]
+    """Example: a [5, 384] matrix with 12 heads -> [12, 5, 32]: head h owns columns 32h..32h+31."""
+    T, d_model = x.shape
+    return x.reshape(T, n_head, d_model // n_head).transpose(1, 0, 2)  # [n_head, T, d_head]
+
+
+def merge_heads(x):  # [n_head, T, d_head] -> [T, d_model]
+    """The inverse of split_heads: heads side by side again. Example: [12, 5, 32] -> [5, 384]."""
+    n_head, T, d_head = x.shape
+    return x.transpose(1, 0, 2).reshape(T, n_head * d_head)  # [T, d_model]

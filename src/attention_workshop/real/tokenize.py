@@ -1,0 +1,38 @@
+"""Text -> tokens and ids with the model's own tokenizer.json, exactly as it ships.
+
+tokenizer.json files often switch on padding or truncation (MiniLM's pads every
+sentence to 128 tokens); both are switched off, so the tokens that come out are the
+sentence's tokens, plus the special tokens the model itself adds ([CLS], [SEP]).
+"""
+
+from attention_workshop.errors import WorkshopError
+
+
+def load_tokenizer(path):  # Path -> tokenizers.Tokenizer
+    from tokenizers import Tokenizer
+
+    try:
+        tokenizer = Tokenizer.from_file(str(path))
+    except Exception as exc:  # tokenizers raises plain Exception on a malformed file
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise WorkshopError(f"cannot read {path} ({reason}); the tokenizer file is corrupt") \
+            from None
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return tokenizer
+
+
+def encode(tokenizer, sentence, n_ctx):  # Tokenizer, str, int -> (list[str], list[int])
+    """Example (MiniLM): "the river bank" -> ['[CLS]', 'the', 'river', 'bank', '[SEP]'],
+    [101, 1996, 2314, 2924, 102]. A sentence longer than the model's n_ctx positions is
+    an error, never silently cut."""
+    if not sentence.strip():
+        raise WorkshopError('the sentence is empty; give a few words, e.g. "the river bank"')
+    encoding = tokenizer.encode(sentence)
+    tokens, ids = list(encoding.tokens), list(encoding.ids)
+    if not ids:
+        raise WorkshopError(f"the sentence {sentence!r} gives no tokens; try ordinary words")
+    if len(ids) > n_ctx:
+        raise WorkshopError(f"the sentence is {len(ids)} tokens long, but the model has "
+                            f"positions for {n_ctx}; shorten it")
+    return tokens, ids
