@@ -43,7 +43,10 @@ def build_parser():
 def main(argv=None):
     """Entry point; returns the exit code (0 ok, 2 bad input)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error (2), already printed
+        return exc.code
     try:
         return args.handler(args)
     except WorkshopError as exc:

@@ -1,6 +1,6 @@
 """`attention-workshop run`: every module, its results.log and its figures."""
 
-HELP = "run Modules 0-2, write results.log and the figures"
+HELP = "run every module (0-3), write results.log and the figures"
 
 
 def add_arguments(parser):
@@ -8,10 +8,12 @@ def add_arguments(parser):
                         help="folder for results.log and the figures (default: %(default)s)")
     parser.add_argument("--no-figures", action="store_true",
                         help="write only results.log (skips matplotlib)")
+    parser.add_argument("--no-real", action="store_true",
+                        help="skip Module 3 (the pretrained transformer)")
 
 
 def main(args):
     from attention_workshop.workshop import run_workshop
 
-    run_workshop(args.out, figures=not args.no_figures)
+    run_workshop(args.out, figures=not args.no_figures, real=not args.no_real)
     return 0

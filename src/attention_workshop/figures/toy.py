@@ -20,7 +20,8 @@ def bank_split(m1, path):
         ax.annotate(f'"{word}" ({x:.1f}, {y:.1f})', (x, y), textcoords="offset points",
                     xytext=(8, 6))
     bank = EMBED["bank"]
-    ax.scatter(bank[0], bank[1], s=160, color=GRAY, zorder=3, label="bank's lookup row (same in both)")
+    ax.scatter(bank[0], bank[1], s=160, color=GRAY, zorder=3,
+               label="bank's lookup row (same in both)")
     ax.annotate(f"lookup ({bank[0]:.2f}, {bank[1]:.2f})", (bank[0], bank[1]),
                 textcoords="offset points", xytext=(-30, -18), color=GRAY)
     for sentence, topic in ((SENT_RIVER, "river"), (SENT_MONEY, "money")):

@@ -1,1 +1,1 @@
-"""One file per module of the workshop: each computes, then logs, and returns what its figures need."""
+"""One file per module of the workshop: each computes, then logs, then returns its results."""

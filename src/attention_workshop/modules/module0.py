@@ -32,7 +32,8 @@ def run(log):
         X = embed(sentence)  # [3, 4]
         scores = X[2] @ X.T  # bank's scores against the sentence's three words
         weights = softmax(scores)
-        log(f"  bank's scores in \"{sentence}\" ({', '.join(sentence.split())}): {fmt_list(scores)}")
+        words = ", ".join(sentence.split())
+        log(f"  bank's scores in \"{sentence}\" ({words}): {fmt_list(scores)}")
         log(f"    softmax -> {fmt_list(weights)}  (sum = {weights.sum():.3f})")
     sharp = softmax(SHARPEN * scores)
     log(f"  x 5 demo: softmax({fmt_list(SHARPEN * scores)}) -> {fmt_list(sharp)}")

@@ -1,0 +1,89 @@
+"""`attention-workshop run` as a user runs it: files written, bad input refused, nothing lost."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from attention_workshop import cli, files
+from attention_workshop.modules import module2
+from attention_workshop.workshop import run_workshop
+
+FIGURES = ("bank_split.png", "weights_heatmaps.png", "bank_three_lives.png", "pipeline.png",
+           "scaling.png")
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def test_run_writes_log_and_figures_and_says_where(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert cli.main(["run", "--out", str(out), "--no-real"]) == 0
+    printed = capsys.readouterr().out
+    assert f"{out / 'results.log'}" in printed
+    for name in FIGURES:
+        data = (out / name).read_bytes()
+        assert data.startswith(PNG_MAGIC)
+        assert str(out / name) in printed
+    assert len((out / "results.log").read_text().splitlines()) >= 80
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temp files left
+
+
+def test_unwritable_out_is_one_line_and_exit_2(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    assert cli.main(["run", "--out", str(blocker / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--out" in err and "Traceback" not in err
+
+
+def test_unknown_option_is_one_line_and_exit_2(capsys):
+    assert cli.main(["run", "--colour"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--colour" in err
+
+
+def test_failed_run_leaves_the_previous_log_untouched(tmp_path, monkeypatch):
+    (tmp_path / "results.log").write_text("a good log\n")
+
+    def broken(log):
+        raise RuntimeError("interrupted")
+
+    monkeypatch.setattr(module2, "run_scaling", broken)
+    with pytest.raises(RuntimeError):
+        run_workshop(tmp_path, figures=False, real=False, say=lambda _: None)
+    assert (tmp_path / "results.log").read_text() == "a good log\n"
+
+
+def test_write_atomic_keeps_old_file_when_the_rename_fails(tmp_path, monkeypatch):
+    target = tmp_path / "results.log"
+    target.write_text("old\n")
+
+    def no_replace(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(files.os, "replace", no_replace)
+    with pytest.raises(OSError):
+        files.write_atomic(target, "new\n")
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["results.log"]
+
+
+@pytest.mark.skipif(shutil.which("attention-workshop") is None, reason="script not installed")
+def test_installed_script_and_module_entry_point(tmp_path):
+    out = tmp_path / "o"
+    done = subprocess.run(["attention-workshop", "run", "--no-figures", "--no-real", "--out",
+                           str(out)], capture_output=True, text=True, check=True)
+    assert "results.log" in done.stdout
+    helped = subprocess.run([sys.executable, "-m", "attention_workshop", "--help"],
+                            capture_output=True, text=True, check=True)
+    assert "run" in helped.stdout
+
+
+def test_help_does_not_import_heavy_packages():
+    code = ("import sys; from attention_workshop import cli; cli.build_parser(); "
+            "heavy = [m for m in ('numpy', 'matplotlib', 'torch', 'safetensors', 'tokenizers') "
+            "if m in sys.modules]; print(heavy)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, env={**os.environ})
+    assert done.stdout.strip() == "[]"
