@@ -14,6 +14,7 @@ PROG = "attention-workshop"
 # subcommand -> module under attention_workshop.commands
 COMMANDS = {
     "run": "run",
+    "explore": "explore",
     "check-lesson": "check_lesson",
 }
 

@@ -1,0 +1,34 @@
+"""`attention-workshop explore SENTENCE`: the raw and the wired head on any sentence."""
+
+HELP = "show the raw and the wired attention head on any sentence, side by side"
+
+
+def add_arguments(parser):
+    parser.add_argument("sentence", metavar="SENTENCE",
+                        help='words from the embedding table, e.g. "the river bank"')
+    parser.add_argument("--table", metavar="FILE",
+                        help="your own embedding table (.toml or .json; see docs/explore.md)")
+    parser.add_argument("--wq", metavar="FILE", help="your own W_Q wiring (.toml or .json)")
+    parser.add_argument("--wk", metavar="FILE", help="your own W_K wiring (.toml or .json)")
+    parser.add_argument("--word", metavar="WORD",
+                        help="also show this word's blend in slow motion, term by term")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="text tables (default) or JSON with full-precision numbers")
+
+
+def main(args):
+    from attention_workshop.explore import as_json, dumps, explore
+    from attention_workshop.explore_view import text_lines
+    from attention_workshop.tables import load_table, load_wiring
+
+    table = load_table(args.table) if args.table else None
+    w_q = load_wiring(args.wq, "W_Q") if args.wq else None
+    w_k = load_wiring(args.wk, "W_K") if args.wk else None
+    ex = explore(args.sentence, table, w_q, w_k)
+    # Build the whole output before printing, so an error leaves stdout empty.
+    if args.format == "json":
+        out = dumps(as_json(ex, args.word))
+    else:
+        out = "\n".join(text_lines(ex, args.word))
+    print(out)
+    return 0

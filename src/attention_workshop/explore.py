@@ -1,0 +1,151 @@
+"""Explore any sentence: the raw head and the wired head on the same input, number for number.
+
+The raw head is Module 1's `simple_attention` (scores X @ X.T); the wired head is
+Module 2's `wired_attention` (scores Q @ K.T, divided by sqrt(d_k)). Both blend
+the raw rows of X, so their outputs sit on the table's named axes.
+"""
+
+import difflib
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from attention_workshop.attention import simple_attention, wired_attention
+from attention_workshop.embeddings import tokenize
+from attention_workshop.errors import WorkshopError
+from attention_workshop.tables import builtin_table, builtin_wiring
+
+
+@dataclass(frozen=True)
+class Exploration:
+    """Everything `explore` prints: the inputs, then each head's numbers."""
+
+    tokens: list  # T words
+    X: np.ndarray  # [T, d_model]
+    raw: dict  # scores, weights [T, T]; outputs [T, d_model]
+    wired: dict  # queries, keys [T, d_k]; scores, weights [T, T]; outputs [T, d_model]
+    axes: tuple
+    channels: tuple
+    sources: tuple = ("built-in", "built-in", "built-in")  # table, W_Q, W_K
+
+
+def lookup(sentence, table):  # str, Table -> (list[str], [T, d_model])
+    """Split the sentence and stack its rows, or raise one WorkshopError line.
+
+    Example: lookup("the river bank", builtin_table()) -> (["the", "river", "bank"], X [3, 4]).
+    """
+    tokens = tokenize(sentence)
+    if not tokens:
+        raise WorkshopError('the sentence is empty; give some words, e.g. "the river bank"')
+    unknown = [w for w in dict.fromkeys(tokens) if w not in table.words]
+    if unknown:
+        raise WorkshopError(_unknown_words(unknown, table))
+    return tokens, np.stack([table.words[w] for w in tokens])
+
+
+def _unknown_words(unknown, table):
+    """Example: "'lak' is not in the built-in table (closest: lake, bank); pick a known word..."."""
+    known = sorted(table.words)
+    parts = []
+    for word in unknown:
+        close = difflib.get_close_matches(word, known, n=3)
+        parts.append(f"'{word}' (closest: {', '.join(close)})" if close else f"'{word}'")
+    verb = "is" if len(unknown) == 1 else "are"
+    where = "built-in table" if table.source == "built-in" else f"table '{table.source}'"
+    listing = "" if "closest" in " ".join(parts) else f"; known words: {_some(known)}"
+    return (f"{', '.join(parts)} {verb} not in the {where}{listing}; use known words "
+            "or add rows with --table FILE (see docs/explore.md)")
+
+
+def _some(words, limit=30):
+    return ", ".join(words[:limit]) + (", ..." if len(words) > limit else "")
+
+
+def check_wiring(width, w_q, w_k):
+    """Both matrices must have one row per table axis and the same number of channels."""
+    for w, name in ((w_q, "W_Q"), (w_k, "W_K")):
+        rows = w.matrix.shape[0]
+        if rows != width:
+            hint = "give --wq and --wk files" if w.source == "built-in" else "one row per axis"
+            raise WorkshopError(f"{name} ({w.source}) has {rows} rows but the table has {width} "
+                                f"axes; {hint} (see docs/explore.md)")
+    if w_q.matrix.shape[1] != w_k.matrix.shape[1]:
+        raise WorkshopError(f"W_Q has {w_q.matrix.shape[1]} channels but W_K has "
+                            f"{w_k.matrix.shape[1]}; queries and keys need the same width d_k")
+
+
+def explore(sentence, table=None, w_q=None, w_k=None):  # -> Exploration
+    """Run both heads on one sentence.
+
+    Example: explore("the river bank").wired["weights"][2] -> [0.159, 0.500, 0.341] (rounded),
+    against the raw head's [0.185, 0.317, 0.498].
+    """
+    table = table or builtin_table()
+    default_q, default_k = builtin_wiring()
+    w_q, w_k = w_q or default_q, w_k or default_k
+    tokens, X = lookup(sentence, table)  # [T, d_model]
+    check_wiring(X.shape[1], w_q, w_k)
+    with np.errstate(over="ignore", invalid="ignore"):
+        raw_out, raw_w = simple_attention(X)
+        wired_out, wired_w, wired_s = wired_attention(X, w_q.matrix, w_k.matrix)
+        raw = {"scores": X @ X.T, "weights": raw_w, "outputs": raw_out}
+        wired = {"queries": X @ w_q.matrix, "keys": X @ w_k.matrix,  # [T, d_k] each
+                 "scores": wired_s, "weights": wired_w, "outputs": wired_out}
+    if not all(np.isfinite(a).all() for a in (*raw.values(), *wired.values())):
+        raise WorkshopError("the numbers are too large to score (a dot product overflowed); "
+                            "use table and wiring entries of a sensible size, e.g. within +-1000")
+    channels = w_q.channels if w_q.source != "built-in" else w_k.channels
+    sources = (table.source, w_q.source, w_k.source)
+    return Exploration(tokens, X, raw, wired, table.axes, channels, sources)
+
+
+def positions(tokens, word):  # -> list[int]
+    """Where `word` occurs. Example: positions(["the", "bank", "by", "the"], "the") -> [0, 3]."""
+    found = [i for i, t in enumerate(tokens) if t == word.lower()]
+    if not found:
+        raise WorkshopError(f"--word '{word}' is not in the sentence; choose one of: "
+                            f"{', '.join(dict.fromkeys(tokens))}")
+    return found
+
+
+def slow_motion(recipe, X):  # [T], [T, d_model] -> ([T, d_model], [d_model])
+    """One word's blend, term by term: each ingredient row scaled by its weight, then the sum.
+
+    Example: recipe [0.185, 0.317, 0.498] over the, river, bank: river's row [0.9, 0, 0.3, 0]
+    scales to [0.285, 0, 0.095, 0]; the column sums are bank's output [0.435, 0.149, 0.543, 0.185].
+    """
+    scaled = np.asarray(recipe)[:, None] * X  # [T, d_model]
+    return scaled, scaled.sum(axis=0)
+
+
+def as_json(ex, word=None):  # -> dict of plain lists of floats (json.dumps keeps full precision)
+    """{"tokens", "raw": {...}, "wired": {...}}; with `word`, each head also gets "slow_motion"."""
+    doc = {"tokens": ex.tokens,
+           "raw": {k: ex.raw[k].tolist() for k in ("scores", "weights", "outputs")},
+           "wired": {k: ex.wired[k].tolist()
+                     for k in ("queries", "keys", "scores", "weights", "outputs")}}
+    if word is not None:
+        for head in ("raw", "wired"):
+            doc[head]["slow_motion"] = [_blend_doc(ex, head, i) for i in positions(ex.tokens, word)]
+    return doc
+
+
+def _blend_doc(ex, head, i):
+    recipe = getattr(ex, head)["weights"][i]  # [T]
+    scaled, output = slow_motion(recipe, ex.X)
+    return {"word": ex.tokens[i], "position": i, "recipe": recipe.tolist(),
+            "scaled_rows": scaled.tolist(), "output": output.tolist()}
+
+
+def dumps(doc, indent=0):  # dict | list | scalar -> JSON text, one matrix row per line
+    """json.dumps, but a list of plain numbers stays on one line: [[1.0, 0.0], [0.0, 1.0]] prints
+    one row per line. Floats keep full precision (Python's repr round-trips)."""
+    pad = " " * indent
+    if isinstance(doc, dict):
+        items = [f'{pad}  {json.dumps(k)}: {dumps(v, indent + 2)}' for k, v in doc.items()]
+        return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+    if isinstance(doc, list) and any(isinstance(v, list | dict) for v in doc):
+        items = [f"{pad}  {dumps(v, indent + 2)}" for v in doc]
+        return "[\n" + ",\n".join(items) + f"\n{pad}]"
+    return json.dumps(doc, allow_nan=False)
