@@ -87,3 +87,34 @@ def test_help_does_not_import_heavy_packages():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, env={**os.environ})
     assert done.stdout.strip() == "[]"
+
+
+def test_failed_run_writes_no_figures_and_leaves_no_staging(tmp_path, monkeypatch):
+    def broken(log):
+        raise RuntimeError("interrupted")
+
+    monkeypatch.setattr(module2, "run_scaling", broken)
+    with pytest.raises(RuntimeError):
+        run_workshop(tmp_path, figures=True, real=False, say=lambda _: None)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_figures_are_drawn_here_when_the_second_process_fails(tmp_path, monkeypatch):
+    from attention_workshop.figures import background
+
+    monkeypatch.setattr(background.sys, "executable", shutil.which("false"))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    paths = run_workshop(tmp_path, figures=True, real=False, say=lambda _: None)
+    assert sorted(p.name for p in paths[1:]) == sorted(FIGURES)
+    for name in FIGURES:
+        assert (tmp_path / name).read_bytes().startswith(PNG_MAGIC)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_figures_from_the_second_process_equal_those_drawn_here(tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    run_workshop(tmp_path / "two", real=False, say=lambda _: None)
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    run_workshop(tmp_path / "one", real=False, say=lambda _: None)
+    for name in FIGURES:
+        assert (tmp_path / "two" / name).read_bytes() == (tmp_path / "one" / name).read_bytes()

@@ -32,6 +32,7 @@ def write_atomic(path, data):  # Path, bytes | str -> Path
     payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
         with os.fdopen(fd, "wb") as f:
             f.write(payload)
         os.replace(tmp, path)
@@ -39,3 +40,10 @@ def write_atomic(path, data):  # Path, bytes | str -> Path
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _umask():
+    """The process's file-creation mask (reading it means setting it, so set it back)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

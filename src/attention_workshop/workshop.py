@@ -4,9 +4,15 @@ The log is written once, atomically, after every module has finished, so an
 interrupted run leaves the previous results.log untouched.
 """
 
+import os
+
 from attention_workshop.files import writable_dir, write_atomic
 from attention_workshop.modules import module0, module1, module2
 from attention_workshop.report import Log
+
+# toy figures a second process draws while this one works (balanced by measured draw times)
+OFFLOADED = ("weights_heatmaps", "scaling")
+OFFLOADED_REAL = ("bank_split", "weights_heatmaps", "bank_three_lives", "pipeline", "scaling")
 
 
 def compute(log, real=False):
@@ -25,17 +31,31 @@ def compute(log, real=False):
 def run_workshop(out_dir, figures=True, real=True, say=print):
     """Write out_dir/results.log and (unless figures=False) the PNG figures; return their paths.
 
-    real=False skips Module 3 (the pretrained model).
+    real=False skips Module 3 (the pretrained model). Files are written only after every
+    module has succeeded, each one atomically.
     """
     out = writable_dir(out_dir)
-    log = Log()
-    results = compute(log, real=real)
-    written = [write_atomic(out / "results.log", log.text())]
-    say(f"wrote {written[0]} ({len(log.lines)} lines)")
-    if figures:
-        from attention_workshop import figures as fig  # matplotlib only when drawing
+    background = None
+    if figures and (os.cpu_count() or 1) > 1:
+        from attention_workshop.figures.background import BackgroundFigures
 
-        for path in fig.draw_all(results, out):
-            say(f"wrote {path}")
-            written.append(path)
-    return written
+        background = BackgroundFigures(out, OFFLOADED_REAL if real else OFFLOADED)
+    try:
+        log = Log()
+        results = compute(log, real=real)
+        written = [write_atomic(out / "results.log", log.text())]
+        say(f"wrote {written[0]} ({len(log.lines)} lines)")
+        if figures:
+            from attention_workshop import figures as fig  # matplotlib only when drawing
+
+            skip = background.names if background else ()
+            paths = fig.draw_all(results, out, skip=skip)
+            if background:
+                paths += background.finish(results, out)
+            for path in paths:
+                say(f"wrote {path}")
+            written += paths
+        return written
+    finally:
+        if background:
+            background.cancel()

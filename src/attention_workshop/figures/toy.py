@@ -152,12 +152,16 @@ def scaling(s5, path):
     return save(fig, path)
 
 
-def draw_all(results, out):  # dict, Path -> list[Path]
-    m1, m2 = results["m1"], results["m2"]
-    return [
-        bank_split(m1, out / "bank_split.png"),
-        weights_heatmaps(m1, m2, out / "weights_heatmaps.png"),
-        bank_three_lives(m1, m2, out / "bank_three_lives.png"),
-        pipeline(m2, out / "pipeline.png"),
-        scaling(results["s5"], out / "scaling.png"),
-    ]
+# figure name -> how to draw it from run's results into a path
+FIGURES = {
+    "bank_split": lambda r, path: bank_split(r["m1"], path),
+    "weights_heatmaps": lambda r, path: weights_heatmaps(r["m1"], r["m2"], path),
+    "bank_three_lives": lambda r, path: bank_three_lives(r["m1"], r["m2"], path),
+    "pipeline": lambda r, path: pipeline(r["m2"], path),
+    "scaling": lambda r, path: scaling(r["s5"], path),
+}
+
+
+def draw_all(results, out, names=tuple(FIGURES)):  # dict, Path, names -> list[Path]
+    """Draw the named figures (default: all five) as out/NAME.png."""
+    return [FIGURES[name](results, out / f"{name}.png") for name in names]
