@@ -1,0 +1,91 @@
+"""Each figure says what it shows: a title, named axes, and the numbers the lessons read off it.
+
+The expected numbers are recomputed here with plain Python, independently of the package.
+"""
+
+import math
+
+import pytest
+
+from attention_workshop.figures import toy
+from attention_workshop.report import Log
+from attention_workshop.workshop import compute
+
+ROWS = {"the": [0, 0, 0, 1], "river": [0.9, 0, 0.3, 0], "money": [0, 0.9, 0.1, 0],
+        "bank": [0.3, 0.3, 0.9, 0]}
+
+
+def plain_weights(words):
+    """Raw attention weights by hand: softmax over each row of dot products."""
+    out = []
+    for a in words:
+        scores = [sum(x * y for x, y in zip(ROWS[a], ROWS[b], strict=True)) for b in words]
+        e = [math.exp(s) for s in scores]
+        out.append([v / sum(e) for v in e])
+    return out
+
+
+@pytest.fixture(scope="module")
+def drawn():
+    """Draw every toy figure, keeping the Figure objects instead of writing files."""
+    results = compute(Log(), real=False)
+    figures = {}
+    original = toy.save
+    for name, draw in toy.FIGURES.items():
+        toy.save = lambda fig, path, name=name: figures.setdefault(name, fig)
+        try:
+            draw(results, None)
+        finally:
+            toy.save = original
+    return figures
+
+
+def test_every_figure_has_a_title(drawn):
+    assert set(drawn) == set(toy.FIGURES)
+    for fig in drawn.values():
+        titles = [ax.get_title() for ax in fig.axes] + [fig.get_suptitle()]
+        assert any(len(t) > 10 for t in titles)
+
+
+def test_heatmaps_annotate_every_raw_weight(drawn):
+    fig = drawn["weights_heatmaps"]
+    cells = {t.get_text() for ax in fig.axes for t in ax.texts}
+    for words in (["the", "river", "bank"], ["the", "money", "bank"]):
+        for row in plain_weights(words):
+            for w in row:
+                assert f"{w:.3f}" in cells
+    assert "0.500" in cells and "0.341" in cells  # bank's wired row
+
+
+def test_three_lives_bars_on_the_named_axes(drawn):
+    ax = drawn["bank_three_lives"].axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["water", "money", "place", "filler"]
+    labels = [t.get_text() for t in ax.texts]
+    w = plain_weights(["the", "river", "bank"])[2]
+    simple = [sum(w[i] * ROWS[word][axis] for i, word in enumerate(["the", "river", "bank"]))
+              for axis in range(4)]
+    for value in [0.3, 0.3, 0.9, 0.0, *simple, 0.552, 0.102, 0.457, 0.159]:
+        assert f"{value:.3f}" in labels
+
+
+def test_bank_split_is_on_the_water_money_plane(drawn):
+    ax = drawn["bank_split"].axes[0]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("water", "money")
+    notes = " ".join(t.get_text() for t in ax.texts)
+    assert "(0.435, 0.149)" in notes and "(0.158, 0.409)" in notes
+
+
+def test_scaling_curves_red_climbs_blue_stays_flat(drawn):
+    ax = drawn["scaling"].axes[0]
+    red, blue = ax.get_lines()[:2]
+    assert list(red.get_xdata()) == [4, 16, 64, 256]
+    assert [round(v, 3) for v in red.get_ydata()] == [0.522, 0.750, 0.879, 0.941]
+    assert [round(v, 3) for v in blue.get_ydata()] == [0.338, 0.356, 0.362, 0.366]
+    assert ax.get_ylabel() and ax.get_xlabel().startswith("d")
+
+
+def test_pipeline_names_every_step(drawn):
+    words = " ".join(t.get_text() for t in drawn["pipeline"].axes[0].texts)
+    for step in ("Q = X @ W_Q", "K = X @ W_K", "V = X @ W_V", "Q @ K.T", "sqrt(d_k)", "softmax",
+                 "weights @ V"):
+        assert step in words
