@@ -2,6 +2,7 @@
 
 import json
 import math
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -124,3 +125,17 @@ def test_installed_script_json_and_error():
                           capture_output=True, text=True)
     assert (fail.returncode, fail.stdout) == (2, "")
     assert fail.stderr.splitlines() == [fail.stderr.strip()] and "'bnk'" in fail.stderr
+
+
+def doc_commands(name):
+    """Every `attention-workshop explore ...` line in a docs page (continuations joined)."""
+    text = (EXAMPLES.parent / name).read_text().replace("\\\n", " ")
+    return [shlex.split(line)[1:] for line in text.splitlines()
+            if line.startswith("attention-workshop explore ") and "SENTENCE" not in line]
+
+
+@pytest.mark.parametrize("argv", doc_commands("explore.md"), ids=" ".join)
+def test_docs_commands_run(argv, capsys, monkeypatch):
+    monkeypatch.chdir(EXAMPLES.parents[1])
+    assert cli.main(argv) == 0
+    assert capsys.readouterr().out

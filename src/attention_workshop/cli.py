@@ -15,6 +15,7 @@ PROG = "attention-workshop"
 COMMANDS = {
     "run": "run",
     "explore": "explore",
+    "quiz": "quiz",
     "check-lesson": "check_lesson",
 }
 

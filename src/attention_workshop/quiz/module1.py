@@ -1,0 +1,90 @@
+"""Module 1's quiz: the simplest attention (scores X @ X.T, row softmax, blend).
+
+Every answer is computed here with the functions the log and `explore` use.
+Question 6 and 7 are about the money-sentence slow-motion table the lesson asks
+the learner to rebuild.
+"""
+
+import numpy as np
+
+from attention_workshop.attention import simple_attention
+from attention_workshop.embeddings import AXES, SENT_MONEY, SENT_RIVER, embed, tokenize
+from attention_workshop.explore import slow_motion
+from attention_workshop.quiz.engine import Question, choice
+from attention_workshop.report import fmt_list
+
+TITLE = "Module 1: the simplest attention that works"
+
+
+def questions():
+    X_river, X_money = embed(SENT_RIVER), embed(SENT_MONEY)  # [3, 4] each
+    out_river, W_river = simple_attention(X_river)
+    out_money, W_money = simple_attention(X_money)
+    S_river = X_river @ X_river.T  # [3, 3]
+    words_river, words_money = tokenize(SENT_RIVER), tokenize(SENT_MONEY)
+    average = X_river.mean(axis=0)  # [4]
+    self_top = bool((W_river.argmax(axis=1) == np.arange(3)).all())
+    scaled_river, _ = slow_motion(W_river[2], X_river)  # [3, 4]
+    scaled_money, sums_money = slow_motion(W_money[2], X_money)  # [3, 4], [4]
+    money = AXES.index("money")
+    top_money = int(scaled_money[:, money].argmax())
+    terms = ", ".join(f"{w} {r:.3f} x {x:.1f} = {s:.3f}" for w, r, x, s in zip(
+        words_money, W_money[2], X_money[:, money], scaled_money[:, money], strict=True))
+
+    return [
+        Question(
+            f'Attempt 1, the equal average: add the three rows of "{SENT_RIVER}" and divide '
+            "by 3. What is the water value of the result?",
+            float(average[0]),
+            f"({' + '.join(f'{v:.1f}' for v in X_river[:, 0])}) / 3 = {average[0]:.2f}; the "
+            f"whole average is "
+            f"{fmt_list(average, 2)}. It knows the topic, but every word gets this same vector.",
+            decimals=2),
+        choice(
+            f'In the raw score table for "{SENT_RIVER}", how does river\'s score for bank '
+            "compare with bank's score for river?",
+            ["they are always equal", "river's is larger", "bank's is larger"],
+            0 if np.array_equal(S_river, S_river.T) else 1,
+            f"Both are {S_river[1, 2]:.3f}: a dot product does not care about order, so "
+            "X @ X.T is symmetric. Module 2 breaks this with separate queries and keys."),
+        Question(
+            f'Bank\'s raw scores in "{SENT_RIVER}" are {fmt_list(S_river[2])}. After softmax, '
+            "what share of bank's blend comes from river?",
+            float(W_river[2, 1]),
+            f"Bank's recipe is {fmt_list(W_river[2])} over {', '.join(words_river)}: "
+            f"{W_river[2, 1]:.3f} from river, with the largest share ({W_river[2, 2]:.3f}) "
+            "still kept for itself."),
+        choice(
+            f'In the raw weight table for "{SENT_RIVER}", which column holds each row\'s '
+            "largest share?",
+            ["the word's own column (the diagonal)", "always 'the'", "always 'bank'",
+             "a different one in each row, with no pattern"],
+            0 if self_top else 3,
+            f"The diagonal: {fmt_list(np.diag(W_river))}. Raw scores peak on the diagonal "
+            "(the self-match fact), and softmax keeps the order of the scores."),
+        Question(
+            f'Bank\'s recipe in "{SENT_RIVER}" is {fmt_list(W_river[2])} over '
+            f"{', '.join(words_river)}. What is the water value of bank's output?",
+            float(out_river[2, 0]),
+            f"Scale each row's water by its weight and add: {W_river[2, 1]:.3f} x "
+            f"{X_river[1, 0]:.1f} = {scaled_river[1, 0]:.3f} from river, {W_river[2, 2]:.3f} x "
+            f"{X_river[2, 0]:.1f} = "
+            f"{scaled_river[2, 0]:.3f} from bank itself, nothing from 'the': "
+            f"{out_river[2, 0]:.3f}, against money {out_river[2, 1]:.3f}."),
+        Question(
+            f'Rebuild the slow-motion table for "{SENT_MONEY}": bank\'s recipe '
+            f"{fmt_list(W_money[2])} over {', '.join(words_money)}, applied to the rows of "
+            "X_money. What is the sum of the money column (bank's new money value)?",
+            float(sums_money[money]),
+            f"Money column, term by term: {terms}; the sum is {sums_money[money]:.3f} "
+            f"(the run's exact value; rounded terms can drift by one in the last digit). "
+            f"Bank's whole output: {fmt_list(out_money[2])}."),
+        choice(
+            f'In that same table for "{SENT_MONEY}", which ingredient contributes the most '
+            "money-ness to bank's output?",
+            list(words_money),
+            top_money,
+            f"{terms}. '{words_money[top_money]}' gives the most: a smaller share "
+            f"({W_money[2, 1]:.3f}) of a big money value ({X_money[1, money]:.1f}) beats a "
+            f"bigger share ({W_money[2, 2]:.3f}) of bank's own {X_money[2, money]:.1f}."),
+    ]

@@ -1,0 +1,127 @@
+"""Taking a quiz three ways: at the terminal, from an answers file, or with the answers shown.
+
+`say` prints a line and `ask` reads one (input() at a terminal); tests pass their own.
+"""
+
+import textwrap
+
+from attention_workshop.quiz.engine import is_right, read_answer
+
+WRAP = 88
+
+
+def question_lines(number, total, question):
+    """The question, wrapped, then its lettered choices."""
+    lines = [f"Question {number} of {total}"]
+    lines += textwrap.wrap(question.prompt, WRAP, initial_indent="  ", subsequent_indent="  ")
+    for letter, text in zip("abcdefgh", question.choices, strict=False):
+        lines += textwrap.wrap(f"{letter}) {text}", WRAP, initial_indent="    ",
+                               subsequent_indent="       ")
+    return lines
+
+
+def verdict_lines(question, typed):  # typed: the learner's text, or None when unanswered
+    """Example: ['  right: 0.498 (you: 0.5)', '  why: ...']."""
+    if typed is None:
+        head = f"  no answer; the answer is {question.shown_answer}"
+    else:
+        try:
+            ok = is_right(question, read_answer(question, typed))
+            head = f"  {'right' if ok else 'wrong'}: {question.shown_answer} (you: {typed})"
+        except ValueError as exc:
+            head = f"  wrong: {question.shown_answer} (you: {typed}; {exc})"
+    why = textwrap.wrap(f"why: {question.explanation}", WRAP, initial_indent="  ",
+                        subsequent_indent="       ")
+    return [head, *why]
+
+
+def right(question, typed):
+    try:
+        return typed is not None and is_right(question, read_answer(question, typed))
+    except ValueError:
+        return False
+
+
+def score_line(label, got, total):
+    return f"score: {got}/{total} right{label}"
+
+
+def interactive(quizzes, say=print, ask=None):  # quizzes: [(module, title, questions)]
+    """Ask every question; after each answer show whether it is right, and why."""
+    ask = ask or input  # looked up per call, so a replaced input() is the one used
+    say("Answer with a number (0.5 or 0.498 both count when the lesson prints 0.498) or a")
+    say("letter. An empty answer skips the question; Ctrl-D stops the quiz.")
+    got = total = 0
+    for module, title, questions in quizzes:
+        say("")
+        say(f"{title}: {len(questions)} questions")
+        module_got = 0
+        for n, question in enumerate(questions, 1):
+            say("")
+            for line in question_lines(n, len(questions), question):
+                say(line)
+            typed = _ask_until_readable(question, say, ask)
+            if typed is _STOP:
+                say("")
+                say(score_line(f" (stopped at Module {module}, question {n})", got, total))
+                return got, total
+            ok = right(question, typed)
+            module_got, got, total = module_got + ok, got + ok, total + 1
+            for line in verdict_lines(question, typed):
+                say(line)
+        say("")
+        say(score_line(f" (Module {module})", module_got, len(questions)))
+    return got, total
+
+
+_STOP = object()
+
+
+def _ask_until_readable(question, say, ask):
+    while True:
+        try:
+            typed = ask("answer> ").strip()
+        except EOFError:
+            return _STOP
+        if not typed:
+            return None
+        try:
+            read_answer(question, typed)
+            return typed
+        except ValueError as exc:
+            say(f"  please {exc}")
+
+
+def graded(quizzes, answers, say=print):  # answers: {(module, question): text}
+    """Grade an answers file: every question, its verdict and explanation, then the scores."""
+    got = total = 0
+    for module, title, questions in quizzes:
+        say(title)
+        module_got = 0
+        for n, question in enumerate(questions, 1):
+            typed = answers.get((module, n))
+            ok = right(question, typed)
+            module_got, got, total = module_got + ok, got + ok, total + 1
+            say(f" Module {module}, question {n}:")
+            for line in verdict_lines(question, typed):
+                say(line)
+        say(score_line(f" (Module {module})", module_got, len(questions)))
+    if len(quizzes) > 1:
+        say(score_line(" (all modules)", got, total))
+    return got, total
+
+
+def reveal(quizzes, say=print):
+    """Every question with its answer and explanation."""
+    for _module, title, questions in quizzes:
+        say(f"{title}: {len(questions)} questions")
+        for n, question in enumerate(questions, 1):
+            say("")
+            for line in question_lines(n, len(questions), question):
+                say(line)
+            for line in textwrap.wrap(f"answer: {question.shown_answer}", WRAP,
+                                      initial_indent="  ", subsequent_indent="          "):
+                say(line)
+            for line in verdict_lines(question, None)[1:]:  # the "why:" lines
+                say(line)
+        say("")

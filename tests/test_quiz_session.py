@@ -1,0 +1,110 @@
+"""The grading rule, the interactive loop, and every malformed quiz input."""
+
+import math
+
+import pytest
+
+from attention_workshop import cli
+from attention_workshop.quiz.engine import Question, is_right, read_answer
+
+TRUE = math.exp(0.99) / (1 + math.exp(0.54) + math.exp(0.99))  # 0.49771..., printed 0.498
+SHARE = Question("bank's share of itself?", TRUE, "softmax")
+
+
+@pytest.mark.parametrize("typed, ok", [
+    ("0.5", True), ("0.498", True), (".498", True), ("0.4977", True), ("49.8%", True),
+    ("50%", True), ("0.497", True), ("0.499", True), ("+0.5", True),
+    ("0.4990", True), ("0.49", False), ("0.4", False), ("0.496", False), ("0.4960", False),
+    ("1", False), ("0.6", False), ("49%", False),
+])
+def test_numbers_accept_the_lessons_rounding(typed, ok):
+    assert is_right(SHARE, read_answer(SHARE, typed)) is ok
+
+
+def test_whole_numbers_count_as_one_decimal():
+    assert is_right(Question("p", 0.96, "w"), "1")
+    assert not is_right(Question("p", 0.94, "w"), "1")
+
+
+@pytest.mark.parametrize("typed", ["b", "B", "(b)", "b)", " b. "])
+def test_letters(typed):
+    q = Question("p", "b", "w", ("x", "y", "z"))
+    assert is_right(q, read_answer(q, typed))
+
+
+@pytest.mark.parametrize("typed", ["d", "bb", "0.5", "yes"])
+def test_unreadable_letters(typed):
+    with pytest.raises(ValueError, match="a letter, a-c"):
+        read_answer(Question("p", "b", "w", ("x", "y", "z")), typed)
+
+
+@pytest.mark.parametrize("typed", ["abc", "0.5.1", "1e-1", "", "0,5"])
+def test_unreadable_numbers(typed):
+    with pytest.raises(ValueError, match="a number"):
+        read_answer(SHARE, typed)
+
+
+def feed(monkeypatch, replies):
+    """input() that answers from `replies`, then raises EOFError like Ctrl-D."""
+    replies = iter(replies)
+
+    def fake_input(prompt=""):
+        try:
+            return next(replies)
+        except StopIteration:
+            raise EOFError from None
+
+    monkeypatch.setattr("builtins.input", fake_input)
+
+
+def test_interactive_asks_again_then_grades(monkeypatch, capsys):
+    # Module 0: q1 0.540 typed sloppily, then q2 as a word (asked again), then right.
+    feed(monkeypatch, ["0.54", "half", "0.498", "z", "b", "", "0.9", "b"])
+    assert cli.main(["quiz", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "please answer with a number" in out and "please answer with a letter, a-d" in out
+    assert "no answer; the answer is 0.185" in out
+    assert out.count("  why: ") == 6
+    assert out.splitlines()[-1] == "score: 5/6 right (Module 0)"
+
+
+def test_interactive_ctrl_d_stops_with_the_score(monkeypatch, capsys):
+    feed(monkeypatch, ["0.4", "c"])
+    assert cli.main(["quiz", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == "score: 1/2 right (stopped at Module 1, question 3)"
+
+
+def bad_file(tmp_path, text):
+    path = tmp_path / "answers.txt"
+    path.write_text(text)
+    return str(path)
+
+
+CASES = {
+    "no such module": (lambda p: ["quiz", "7"], "no quiz for module '7'; choose one of: 0, 1, 2"),
+    "missing file": (lambda p: ["quiz", "1", "--answers", str(p / "none.txt")], "does not exist"),
+    "folder": (lambda p: ["quiz", "1", "--answers", str(p)], "cannot be read"),
+    "no colon": (lambda p: ["quiz", "1", "--answers", bad_file(p, "1 0.4\n")],
+                 "line 1: expected 'QUESTION: ANSWER'"),
+    "empty answer": (lambda p: ["quiz", "1", "--answers", bad_file(p, "# x\n2:\n")],
+                     "line 2: expected"),
+    "question out of range": (lambda p: ["quiz", "1", "--answers", bad_file(p, "9: 1\n")],
+                              "Module 1 has questions 1-7, not 9"),
+    "two answers": (lambda p: ["quiz", "1", "--answers", bad_file(p, "1: 0.4\n1: 0.5\n")],
+                    "line 2: a second answer"),
+    "other module": (lambda p: ["quiz", "1", "--answers", bad_file(p, "2.1: 1.8\n")],
+                     "module 2 is not being graded"),
+    "module not named": (lambda p: ["quiz", "--answers", bad_file(p, "6: 0.409\n")],
+                         "name the module too"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_quiz_input_is_one_line_and_exit_2(case, tmp_path, capsys):
+    argv, needle = CASES[case]
+    assert cli.main(argv(tmp_path)) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("attention-workshop: error: ")
+    assert needle in err, err
