@@ -4,10 +4,9 @@ Weights keep the checkpoint's names, e.g. `encoder.layer.0.attention.self.query.
 torch's Linear stores W as [out, in], so a layer computes x @ W.T + b.
 """
 
-import numpy as np
-
 from attention_workshop.attention import scaled_dot_product_attention
 from attention_workshop.real.layers import ACTIVATION, layer_norm, merge_heads, split_heads
+from attention_workshop.real.outputs import empty_outputs, layer_weights
 
 PREFIX = "bert."  # BertForMaskedLM and friends nest the encoder under it; BertModel does not
 
@@ -64,8 +63,9 @@ def self_attention(x, layer, n_head):
                            layer["attention.self.key.bias"]), n_head)  # [n_head, T, d_head]
     v = split_heads(linear(x, layer["attention.self.value.weight"],
                            layer["attention.self.value.bias"]), n_head)  # [n_head, T, d_head]
-    out, weights = scaled_dot_product_attention(q, k, v)  # no mask: every token sees every token
-    out = merge_heads(out.astype(x.dtype))  # [n_head, T, d_head] -> [T, d_model]
+    # no mask: every token sees every token; computed in the weights' precision
+    out, weights = scaled_dot_product_attention(q, k, v, dtype=x.dtype)
+    out = merge_heads(out)  # [n_head, T, d_head] -> [T, d_model]
     out = linear(out, layer["attention.output.dense.weight"], layer["attention.output.dense.bias"])
     return out, weights, q, k
 
@@ -88,14 +88,10 @@ def forward(w, cfg, ids):  # weights, ModelConfig, [T] -> dict of arrays
     as transformers' BertModel reports them), attentions [n_layer, n_head, T, T] and each
     layer's queries and keys [n_layer, n_head, T, d_head]."""
     x = embed(w, cfg, ids)
-    hidden, attentions, queries, keys = [x], [], [], []
+    out = empty_outputs(cfg, len(ids), x.dtype)
+    out["hidden_states"][0] = x
     for i in range(cfg.n_layer):
-        p = f"encoder.layer.{i}."
-        layer = {name[len(p):]: value for name, value in w.items() if name.startswith(p)}
-        x, weights, q, k = encoder_layer(x, layer, cfg)
-        hidden.append(x)
-        attentions.append(weights)
-        queries.append(q)
-        keys.append(k)
-    return {"hidden_states": np.stack(hidden), "attentions": np.stack(attentions),
-            "queries": np.stack(queries), "keys": np.stack(keys)}
+        x, out["attentions"][i], out["queries"][i], out["keys"][i] = encoder_layer(
+            x, layer_weights(w, f"encoder.layer.{i}."), cfg)
+        out["hidden_states"][i + 1] = x
+    return out

@@ -9,6 +9,7 @@ import numpy as np
 
 from attention_workshop.attention import causal_mask, scaled_dot_product_attention
 from attention_workshop.real.layers import ACTIVATION, layer_norm, merge_heads, split_heads
+from attention_workshop.real.outputs import empty_outputs, layer_weights
 
 PREFIX = "transformer."  # GPT2LMHeadModel nests the model under it; the original files do not
 
@@ -42,8 +43,8 @@ def self_attention(x, block, n_head):
     q, k, v = (split_heads(part, n_head) for part in np.split(qkv, 3, axis=-1))
     # [T, d_model] -> [n_head, T, d_head] each
     mask = causal_mask(len(x))  # [T, T]: position i sees positions 0..i
-    out, weights = scaled_dot_product_attention(q, k, v, mask)
-    out = merge_heads(out.astype(x.dtype))  # [n_head, T, d_head] -> [T, d_model]
+    out, weights = scaled_dot_product_attention(q, k, v, mask, dtype=x.dtype)
+    out = merge_heads(out)  # [n_head, T, d_head] -> [T, d_model]
     out = conv1d(out, block["attn.c_proj.weight"], block["attn.c_proj.bias"])
     return out, weights, q, k
 
@@ -64,15 +65,11 @@ def forward(w, cfg, ids):  # weights, ModelConfig, [T] -> dict of arrays
     them: the embeddings, each block's input, and the last block's output after ln_f),
     attentions [n_layer, n_head, T, T] and queries and keys [n_layer, n_head, T, d_head]."""
     x = w["wte.weight"][ids] + w["wpe.weight"][: len(ids)]  # [T, d_model]
-    hidden, attentions, queries, keys = [x], [], [], []
+    out = empty_outputs(cfg, len(ids), x.dtype)
+    out["hidden_states"][0] = x
     for i in range(cfg.n_layer):
-        p = f"h.{i}."
-        block = {name[len(p):]: value for name, value in w.items() if name.startswith(p)}
-        x, weights, q, k = transformer_block(x, block, cfg)
-        hidden.append(x)
-        attentions.append(weights)
-        queries.append(q)
-        keys.append(k)
-    hidden[-1] = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], cfg.eps)
-    return {"hidden_states": np.stack(hidden), "attentions": np.stack(attentions),
-            "queries": np.stack(queries), "keys": np.stack(keys)}
+        x, out["attentions"][i], out["queries"][i], out["keys"][i] = transformer_block(
+            x, layer_weights(w, f"h.{i}."), cfg)
+        out["hidden_states"][i + 1] = x
+    out["hidden_states"][-1] = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], cfg.eps)
+    return out

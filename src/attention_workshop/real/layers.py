@@ -4,6 +4,8 @@ Activations are float32 like the checkpoints' weights; layer norm's mean and
 variance are taken in float64 so that 384 or 768 squares add up without drift.
 """
 
+import math
+
 import numpy as np
 
 # Constants of the erfc approximation of Press et al., Numerical Recipes (2nd ed.), section 6.2:
@@ -27,15 +29,18 @@ def layer_norm(x, weight, bias, eps):  # [T, d_model], [d_model], [d_model] -> [
 def erfc(x):  # [...] -> [...]
     """The complementary error function 1 - erf(x), vectorised (numpy has no erf of its own).
 
-    Example: erfc(0) = 1, erfc(1) = 0.157299..., erfc(-1) = 1.842700....
+    In x's precision (float32 or float64). Example: erfc(1) = 0.157299, erfc(-1) = 1.842701.
     """
-    x = np.asarray(x, dtype=np.float64)
+    x = np.asarray(x)
+    x = x if x.dtype in (np.float32, np.float64) else x.astype(np.float64)
     z = np.abs(x)
     t = 1.0 / (1.0 + 0.5 * z)
-    poly = np.zeros_like(t)
-    for c in reversed(_ERFC):  # Horner's rule
-        poly = poly * t + c
-    y = t * np.exp(-z * z + poly)
+    poly = np.full_like(t, _ERFC[-1])
+    for c in reversed(_ERFC[:-1]):  # Horner's rule, in place: this runs on [T, d_mlp] arrays
+        poly *= t
+        poly += c
+    poly -= z * z
+    y = t * np.exp(poly, out=poly)
     return np.where(x >= 0, y, 2.0 - y)
 
 
@@ -45,7 +50,7 @@ def gelu(x):  # [...] -> [...]
     Phi(x) = erfc(-x / sqrt(2)) / 2. Example: gelu(1) = 0.841345, gelu(-1) = -0.158655.
     """
     x = np.asarray(x)
-    return (x * (0.5 * erfc(-x / np.sqrt(2.0)))).astype(x.dtype)
+    return x * (0.5 * erfc(-x * math.sqrt(0.5)))  # python floats keep float32 float32
 
 
 def gelu_new(x):  # [...] -> [...]
@@ -54,8 +59,8 @@ def gelu_new(x):  # [...] -> [...]
     Example: gelu_new(1) = 0.841192 (exact gelu: 0.841345).
     """
     x = np.asarray(x)
-    inner = np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)
-    return (0.5 * x * (1.0 + np.tanh(inner))).astype(x.dtype)
+    inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)
+    return 0.5 * x * (1.0 + np.tanh(inner))
 
 
 ACTIVATION = {"gelu": gelu, "gelu_new": gelu_new}

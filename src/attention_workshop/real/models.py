@@ -44,7 +44,7 @@ def gpt2_folder(download=False):  # -> Path
                             "(needs a network), or pass a folder with --model PATH")
     try:
         return check_folder(snapshot_download(GPT2_REPOS[0], allow_patterns=list(FILES)))
-    except (OSError, ValueError) as exc:
+    except Exception as exc:  # no network, a proxy, a renamed repo: each library has its own
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise WorkshopError(f"could not download GPT-2 ({reason}); check the network, or pass "
                             f"a folder with --model PATH") from None

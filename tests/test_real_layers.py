@@ -1,0 +1,56 @@
+"""layer_norm, gelu and the head split against math.erf and torch, in float32 and float64."""
+
+import math
+
+import numpy as np
+import pytest
+
+from attention_workshop.real.layers import (
+    erfc,
+    gelu,
+    gelu_new,
+    layer_norm,
+    merge_heads,
+    split_heads,
+)
+
+torch = pytest.importorskip("torch")
+
+
+def test_erfc_against_math():
+    xs = np.linspace(-6, 6, 2001)
+    expected = np.array([math.erfc(x) for x in xs])
+    np.testing.assert_allclose(erfc(xs), expected, rtol=1.2e-7, atol=0)
+    assert erfc(np.float32(1.0)).dtype == np.float32
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gelu_equals_torch(dtype):
+    x = np.linspace(-12, 12, 4001).astype(dtype)
+    exact = torch.nn.functional.gelu(torch.from_numpy(x.astype(np.float64))).numpy()
+    tanh = torch.nn.functional.gelu(torch.from_numpy(x.astype(np.float64)),
+                                    approximate="tanh").numpy()
+    assert gelu(x).dtype == gelu_new(x).dtype == dtype
+    f32 = dtype == np.float32
+    np.testing.assert_allclose(gelu(x), exact, rtol=0, atol=2e-6 if f32 else 2e-8)
+    np.testing.assert_allclose(gelu_new(x), tanh, rtol=0, atol=2e-6 if f32 else 1e-12)
+    assert gelu(np.array([1.0]))[0] == pytest.approx(0.5 * (1 + math.erf(1 / math.sqrt(2))))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_layer_norm_equals_torch(seed):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((7, 48)) * 5 + 3).astype(np.float32)
+    w, b = rng.standard_normal(48).astype(np.float32), rng.standard_normal(48).astype(np.float32)
+    expected = torch.nn.functional.layer_norm(
+        torch.from_numpy(x), (48,), torch.from_numpy(w), torch.from_numpy(b), eps=1e-5).numpy()
+    got = layer_norm(x, w, b, 1e-5)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, expected, rtol=0, atol=2e-6)
+
+
+def test_split_and_merge_heads():
+    x = np.arange(2 * 6).reshape(2, 6)  # T = 2, d_model = 6, 3 heads of width 2
+    heads = split_heads(x, 3)
+    np.testing.assert_array_equal(heads[1], [[2, 3], [8, 9]])  # head 1 owns columns 2-3
+    np.testing.assert_array_equal(merge_heads(heads), x)

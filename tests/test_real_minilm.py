@@ -1,0 +1,89 @@
+"""Our NumPy MiniLM equals transformers' BertModel: every layer's attentions and hidden states.
+
+The reference is transformers' own eager attention on torch CPU, fed the same token ids.
+"""
+
+import numpy as np
+import pytest
+
+from attention_workshop.errors import WorkshopError
+from attention_workshop.real import load_model
+from attention_workshop.real.models import MINILM_INSTALL, minilm_folder
+
+pytest.importorskip("safetensors")
+pytest.importorskip("tokenizers")
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+SENTENCES = [
+    "the river bank",
+    "the money bank",
+    "After the long winter, the fishermen pulled their boats up onto the muddy river bank "
+    "and then walked into town to deposit their money at the bank.",
+    "Bank, bank, BANK! (Unbelievable.)",
+]
+
+
+@pytest.fixture(scope="module")
+def ours():
+    try:
+        return load_model("minilm")
+    except WorkshopError:
+        pytest.skip(f"MiniLM's weights are not installed ({MINILM_INSTALL})")
+
+
+@pytest.fixture(scope="module")
+def reference(ours):
+    model = transformers.BertModel.from_pretrained(str(minilm_folder()),
+                                                   attn_implementation="eager")
+    return model.eval()
+
+
+def run_reference(model, ids):  # -> attentions [L, H, T, T], hidden_states [L + 1, T, D]
+    with torch.no_grad():
+        out = model(input_ids=torch.tensor([ids]), output_attentions=True,
+                    output_hidden_states=True)
+    attentions = torch.stack(out.attentions)[:, 0].numpy()
+    hidden = torch.stack(out.hidden_states)[:, 0].numpy()
+    np.testing.assert_array_equal(hidden[-1], out.last_hidden_state[0].numpy())
+    return attentions, hidden
+
+
+@pytest.mark.parametrize("sentence", SENTENCES)
+def test_attentions_and_hidden_equal_transformers(ours, reference, sentence):
+    result = ours.run(sentence)
+    attentions, hidden = run_reference(reference, result.ids)
+    assert result.attentions.shape == attentions.shape == (6, 12, len(result.ids), len(result.ids))
+    np.testing.assert_allclose(result.attentions, attentions, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(result.hidden, hidden[-1], rtol=0, atol=1e-4)
+    np.testing.assert_allclose(result.hidden_states, hidden, rtol=0, atol=1e-4)
+
+
+def test_tokens_in_same_tokens_out(ours):
+    result = ours.run("the river bank")
+    assert result.tokens == ["[CLS]", "the", "river", "bank", "[SEP]"]
+    assert result.ids == [101, 1996, 2314, 2924, 102]
+    tokenizer = transformers.PreTrainedTokenizerFast(
+        tokenizer_file=str(minilm_folder() / "tokenizer.json"))
+    sentence = SENTENCES[2]
+    # the shipped tokenizer.json pads to 128: ours must not, and must not truncate either
+    assert ours.run(sentence).ids == tokenizer(sentence, padding=False)["input_ids"]
+
+
+def test_config_sizes(ours):
+    cfg = ours.config
+    assert (cfg.family, cfg.n_layer, cfg.n_head) == ("bert", 6, 12)
+    assert (cfg.d_model, cfg.d_head) == (384, 32)
+    assert (cfg.d_mlp, cfg.n_ctx, cfg.n_vocab) == (1536, 512, 30522)
+
+
+def test_sentence_longer_than_positions(ours):
+    ours.run(" ".join(["bank"] * 510))  # 510 words + [CLS] + [SEP] = 512 positions: fits
+    with pytest.raises(WorkshopError, match="513 tokens long.*positions for 512"):
+        ours.run(" ".join(["bank"] * 511))
+
+
+@pytest.mark.parametrize("sentence", ["", "   ", "\n\t"])
+def test_empty_sentence(ours, sentence):
+    with pytest.raises(WorkshopError, match="sentence is empty"):
+        ours.run(sentence)
