@@ -68,7 +68,8 @@ def is_right(question, value):  # value from read_answer -> bool
         return True
     printed = round(question.answer, question.decimals)
     unit = 10.0**-question.decimals
-    return decimals >= question.decimals and abs(typed - printed) <= unit + 1e-12
+    return (question.decimals >= 1 and decimals >= question.decimals  # whole numbers: exact
+            and abs(typed - printed) <= unit + 1e-12)
 
 
 def _number(text):  # "49.8%" -> (0.498, 3); "0.5" -> (0.5, 1)
