@@ -108,3 +108,20 @@ def test_bad_quiz_input_is_one_line_and_exit_2(case, tmp_path, capsys):
     assert out == ""
     assert err.count("\n") == 1 and err.startswith("attention-workshop: error: ")
     assert needle in err, err
+
+
+def test_all_quizzes_skip_module3_without_weights(monkeypatch, capsys):
+    from attention_workshop.errors import WorkshopError
+    from attention_workshop.quiz import module3
+
+    def no_weights():
+        raise WorkshopError("MiniLM's weights are not installed")
+
+    monkeypatch.setattr(module3, "questions", no_weights)
+    assert cli.main(["quiz", "--reveal"]) == 0
+    out, err = capsys.readouterr()
+    assert "Module 2:" in out and "Module 3:" not in out
+    assert err == ("attention-workshop: note: skipping Module 3's quiz "
+                   "(MiniLM's weights are not installed)\n")
+    assert cli.main(["quiz", "3"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
