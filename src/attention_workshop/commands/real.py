@@ -1,0 +1,55 @@
+"""`attention-workshop real SENTENCE`: a real transformer's attention, computed by our own code."""
+
+import sys
+
+HELP = "run a real pretrained transformer (MiniLM, GPT-2) on a sentence and show its attention"
+
+
+def add_arguments(parser):
+    parser.add_argument("sentence", metavar="SENTENCE", help='e.g. "the river bank"')
+    parser.add_argument("--model", default="minilm", metavar="NAME_OR_PATH",
+                        help="minilm (default, installed with pip), gpt2 (Hugging Face cache), "
+                             "or a folder with config.json, model.safetensors, tokenizer.json")
+    parser.add_argument("--layer", type=int, metavar="L", help="show this layer (from 0)")
+    parser.add_argument("--head", type=int, metavar="H", help="show this head (from 0)")
+    parser.add_argument("--format", choices=("text", "json"), default="text",
+                        help="text tables (default) or JSON with every layer's weights")
+    parser.add_argument("--out", metavar="DIR", help="also draw the figures into DIR")
+    parser.add_argument("--download", action="store_true",
+                        help="allow downloading gpt2 from the Hugging Face Hub (needs a network)")
+
+
+def say(message):  # progress goes to stderr, so stdout stays clean for --format json
+    print(message, file=sys.stderr, flush=True)
+
+
+def check_range(option, value, count, what):
+    from attention_workshop.errors import WorkshopError
+
+    if value is not None and not 0 <= value < count:
+        raise WorkshopError(f"{option} {value} is out of range: the model has {what} "
+                            f"0-{count - 1}")
+
+
+def main(args):
+    from attention_workshop.real import load_model
+    from attention_workshop.real.view import json_report, text_report
+
+    say(f"loading model '{args.model}' ...")
+    model = load_model(args.model, download=args.download)
+    cfg = model.config
+    check_range("--layer", args.layer, cfg.n_layer, "layers")
+    check_range("--head", args.head, cfg.n_head, "heads")
+    say(f"running {cfg.family} forward pass ({cfg.n_layer} layers x {cfg.n_head} heads) ...")
+    result = model.run(args.sentence)
+    if args.format == "json":
+        print(json_report(model, result))
+    else:
+        print("\n".join(text_report(model, result, args.layer, args.head)))
+    if args.out:
+        from attention_workshop.figures.real import draw_sentence
+        from attention_workshop.files import writable_dir
+
+        for path in draw_sentence(model, result, writable_dir(args.out), args.layer, args.head):
+            say(f"wrote {path}")
+    return 0
