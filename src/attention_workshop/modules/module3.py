@@ -1,0 +1,122 @@
+"""Module 3: the real thing. MiniLM's own weights, run by our NumPy code, on the lesson sentences.
+
+Writes log lines 81 onward ([S6]-[S9]). The forward pass runs in float64 here, so every
+printed digit is the same on every machine and with any number of BLAS threads.
+"""
+
+import numpy as np
+
+from attention_workshop.attention import softmax
+from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
+from attention_workshop.real.heads import heads_toward
+from attention_workshop.report import matrix_lines
+
+MODEL = "minilm"
+MODEL_NAME = "all-MiniLM-L6-v2"
+TOP = 3  # heads listed per topic word
+
+
+def cosine(a, b):  # [d], [d] -> float
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def is_previous_token_head(weights, special):  # [T, T], [T] bool -> bool
+    """True if every word after the first puts its largest weight on the word just before it."""
+    words = [i for i, s in enumerate(special) if not s]
+    return all(int(np.argmax(weights[i])) == i - 1 for i in words[1:])
+
+
+def top_weight(scores):  # [..., T] -> mean of each row's largest softmax share
+    return float(softmax(scores).max(axis=-1).mean())
+
+
+def log_model(log, model, runs):
+    cfg = model.config
+    log.section(6, f"Module 3: the real thing ({MODEL_NAME}, run by our own NumPy code)")
+    log(f"  model: BERT encoder, {cfg.n_layer} layers x {cfg.n_head} heads, d_model = "
+        f"{cfg.d_model}, MLP {cfg.d_mlp}, {cfg.n_ctx} positions, {cfg.n_vocab}-token vocabulary")
+    log(f"  d_k = d_head = {cfg.d_model} / {cfg.n_head} = {cfg.d_head}: every score is divided "
+        f"by sqrt({cfg.d_head}) = {np.sqrt(cfg.d_head):.3f}")
+    log(f"  learned in each layer: W_Q, W_K, W_V, W_O ({cfg.d_model} x {cfg.d_model}, with "
+        f"biases), 2 layer norms, MLP {cfg.d_model} -> {cfg.d_mlp} -> {cfg.d_model} (gelu)")
+    for sentence, r in runs.items():
+        ids = " ".join(str(i) for i in r.ids)
+        log(f'  real tokens, "{sentence}": {" ".join(r.tokens)}  (ids {ids})')
+    log("  the tokenizer adds [CLS] and [SEP]; each lesson word is one token; bank is token "
+        f"{runs[SENT_RIVER].tokens.index('bank')} in both")
+
+
+def log_heads(log, runs):  # -> layer of the strongest bank -> river head, for the figure
+    log.section(7, 'which heads send "bank" to its topic word (layers and heads count from 0)')
+    strongest = {}
+    for sentence, topic in ((SENT_RIVER, "river"), (SENT_MONEY, "money")):
+        r = runs[sentence]
+        b, t = r.tokens.index("bank"), r.tokens.index(topic)
+        top = heads_toward(r.attentions, b, t, TOP)
+        listed = ", ".join(f"L{lay} H{h} = {w:.3f}" for lay, h, w in top)
+        log(f'  bank -> {topic} in "{sentence}": {listed}')
+        mean = r.attentions[:, :, b, t].mean()
+        log(f"    mean over all {r.attentions.shape[0] * r.attentions.shape[1]} heads: "
+            f"{mean:.3f} (even spread over {len(r.tokens)} tokens: {1 / len(r.tokens):.3f})")
+        strongest[sentence] = top
+    for lay, h, _ in strongest[SENT_RIVER][:2]:
+        r = runs[SENT_RIVER]
+        kind = ("previous-token head: every word looks at the word before it"
+                if is_previous_token_head(r.attentions[lay, h], r.special)
+                else "looks by content, not by position")
+        log(f'  L{lay} H{h} on "{SENT_RIVER}" ({kind}):')
+        log.extend(matrix_lines(r.tokens, r.tokens, r.attentions[lay, h]))
+    return strongest[SENT_RIVER][0][0]
+
+
+def log_drift(log, model, runs):
+    log.section(8, "bank's vector, river sentence vs money sentence: cosine similarity")
+    river, money = runs[SENT_RIVER], runs[SENT_MONEY]
+    b = river.tokens.index("bank")
+    row = model.weights["embeddings.word_embeddings.weight"][river.ids[b]]
+    log(f"  lookup row (word embedding {river.ids[b]}): the same row in both -> cosine "
+        f"{cosine(row, row):.3f}")
+    log(f"  embeddings (+ position {b}, type 0, layer norm): cosine "
+        f"{cosine(river.hidden_states[0, b], money.hidden_states[0, b]):.3f}")
+    for i in range(1, len(river.hidden_states)):
+        similarity = cosine(river.hidden_states[i, b], money.hidden_states[i, b])
+        log(f"  after layer {i - 1}: cosine {similarity:.3f}")
+
+
+def log_scaling(log, model, runs):
+    d = model.config.d_head
+    log.section(9, f"[S5] again, on the model's real queries and keys (d_k = {d})")
+    q = np.stack([r.queries for r in runs.values()], axis=1)  # [L, 2, H, T, d_head]
+    k = np.stack([r.keys for r in runs.values()], axis=1)
+    scores = q @ np.swapaxes(k, -1, -2)  # [L, 2, H, T, T], unscaled
+    model_weights = np.stack([r.attentions for r in runs.values()], axis=1)
+    same = bool(np.allclose(softmax(scores / np.sqrt(d)), model_weights, rtol=0, atol=1e-12))
+    L, n, H, T, _ = scores.shape
+    log(f"  per layer: {n} sentences x {H} heads x {T} query tokens = {n * H * T} rows of "
+        f"{T} keys (random [S5]: 2000 rows of 8)")
+    log(f"  softmax(q.k / sqrt({d})) is the model's own attention weights: {same}")
+    for layer in range(len(scores)):
+        s = scores[layer]
+        log(f"  layer {layer}: dot-product std = {s.std():6.2f}  (sqrt(d) = {np.sqrt(d):5.2f}) | "
+            f"avg top weight: unscaled = {top_weight(s):.3f}, scaled = "
+            f"{top_weight(s / np.sqrt(d)):.3f}")
+    log(f"  all layers: avg top weight: unscaled = {top_weight(scores):.3f}, scaled = "
+        f"{top_weight(scores / np.sqrt(d)):.3f}")
+
+
+def run(log):
+    """Log Module 3; return both sentences' runs and the layer to draw, for the figures."""
+    from attention_workshop.real import load_model  # safetensors, tokenizers: only here
+
+    log.expect_line(81)
+    model = load_model(MODEL, dtype=np.float64)  # float64: identical digits everywhere
+    runs = {sentence: model.run(sentence) for sentence in (SENT_RIVER, SENT_MONEY)}
+    log_model(log, model, runs)
+    grid_layer = log_heads(log, runs)
+    log_drift(log, model, runs)
+    log_scaling(log, model, runs)
+    river, money = runs[SENT_RIVER], runs[SENT_MONEY]
+    return {"model_name": MODEL_NAME, "sentences": (SENT_RIVER, SENT_MONEY), "river": river,
+            "money": money, "bank": river.tokens.index("bank"),
+            "river_index": river.tokens.index("river"),
+            "money_index": money.tokens.index("money"), "grid_layer": grid_layer}
