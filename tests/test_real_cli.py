@@ -1,0 +1,102 @@
+"""`attention-workshop real` as a user runs it: text tables, JSON, figures, and one-line errors."""
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+from attention_workshop import cli
+from attention_workshop.errors import WorkshopError
+from attention_workshop.real import models
+from attention_workshop.report import matrix_lines
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+
+@pytest.fixture(scope="module")
+def reference():  # sentence -> transformers' attentions [L, H, T, T]
+    try:
+        folder = str(models.minilm_folder())
+    except WorkshopError:
+        pytest.skip("MiniLM's weights are not installed")
+    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_file=folder + "/tokenizer.json")
+    model = transformers.BertModel.from_pretrained(folder, attn_implementation="eager").eval()
+
+    def attentions(sentence):
+        ids = tokenizer(sentence)["input_ids"]
+        with torch.no_grad():
+            out = model(input_ids=torch.tensor([ids]), output_attentions=True)
+        return tokenizer.convert_ids_to_tokens(ids), ids, torch.stack(out.attentions)[:, 0].numpy()
+
+    return attentions
+
+
+def test_json_has_every_weight(reference, capsys):
+    assert cli.main(["real", "the river bank", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert sorted(data) == sorted(["model", "tokens", "ids", "layers", "heads", "d_head",
+                                   "attentions"])
+    tokens, ids, attentions = reference("the river bank")
+    assert (data["model"], data["tokens"], data["ids"]) == ("minilm", tokens, ids)
+    assert (data["layers"], data["heads"], data["d_head"]) == (6, 12, 32)
+    np.testing.assert_allclose(np.array(data["attentions"]), attentions, rtol=0, atol=1e-5)
+
+
+def test_text_table_for_a_chosen_head(reference, capsys):
+    assert cli.main(["real", "the money bank", "--layer", "2", "--head", "11"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    tokens, _, attentions = reference("the money bank")
+    assert out[1] == "tokens (5): [CLS] the money bank [SEP]"
+    table = matrix_lines(tokens, tokens, attentions[2, 11], indent=2)
+    start = out.index(table[0])
+    assert out[start:start + len(table)] == table
+
+
+def test_text_without_a_head_shows_three(reference, capsys):
+    assert cli.main(["real", "the river bank"]) == 0
+    out = capsys.readouterr()
+    assert sum(line.startswith("layer ") for line in out.out.splitlines()) == 3
+    assert "loading model 'minilm'" in out.err  # progress goes to stderr
+
+
+def test_out_writes_png_figures(reference, tmp_path, capsys):
+    assert cli.main(["real", "the river bank", "--layer", "1", "--out", str(tmp_path)]) == 0
+    png = tmp_path / "real_layer1.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert str(png) in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["real", "x", "--model", "gpt3"], "unknown model 'gpt3'; known models: minilm"),
+    (["real", ""], "the sentence is empty"),
+    (["real", "bank " * 511], "513 tokens long, but the model has positions for 512"),
+    (["real", "the river bank", "--layer", "6"], "--layer 6 is out of range: the model has "
+                                                  "layers 0-5"),
+    (["real", "the river bank", "--head", "-1"], "--head -1 is out of range"),
+])
+def test_bad_input_is_one_line_and_exit_2(reference, capsys, argv, message):
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith("attention-workshop: error: ") and message in err[-1]
+
+
+def test_bad_folders(reference, tmp_path, capsys):
+    assert cli.main(["real", "x", "--model", str(tmp_path)]) == 2
+    assert "lacks config.json, model.safetensors, tokenizer.json" in capsys.readouterr().err
+    for name in ("config.json", "tokenizer.json"):
+        (tmp_path / name).write_bytes((models.minilm_folder() / name).read_bytes())
+    (tmp_path / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}")
+    assert cli.main(["real", "x", "--model", str(tmp_path)]) == 2
+    assert "as safetensors" in capsys.readouterr().err.splitlines()[-1]
+
+
+def test_installed_script(reference):
+    done = subprocess.run(["attention-workshop", "real", "the river bank", "--layer", "0",
+                           "--head", "4"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "  bank      0.069   0.032   0.788   0.007   0.104" in done.stdout.splitlines()
+    bad = subprocess.run(["attention-workshop", "real", ""], capture_output=True, text=True,
+                         timeout=60)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
