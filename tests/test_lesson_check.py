@@ -214,11 +214,13 @@ def test_seed_lessons_pass(capsys, real_log):
     assert out[-1] == f"{passed} passed, 0 failed"
 
 
-def test_docs_pass(capsys, real_log):
+def test_docs_pass(tmp_path, capsys):
+    """docs/modules.md cites Modules 0-3, so it is checked against a full run (with MiniLM)."""
+    assert cli.main(["run", "--no-figures", "--out", str(tmp_path)]) == 0
     docs = Path(__file__).resolve().parents[1] / "docs" / "modules.md"
-    code, out, _ = check(capsys, docs, "--log", real_log)
+    code, out, _ = check(capsys, docs, "--log", tmp_path / "results.log")
     assert code == 0, "\n".join(out)
-    assert out[-1].endswith(" passed, 0 failed") and int(out[-1].split()[0]) >= 14
+    assert out[-1].endswith(" passed, 0 failed") and int(out[-1].split()[0]) >= 19
 
 
 @pytest.mark.parametrize(
