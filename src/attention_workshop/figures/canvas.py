@@ -33,9 +33,17 @@ def styled(draw):
     return wrapper
 
 
-def new_figure(width, height, **subplots):
-    """A figure (constrained layout) and its axes. Example: fig, ax = new_figure(6, 4)."""
-    fig = Figure(figsize=(width, height), layout="constrained")
+def new_figure(width, height, margins=None, **subplots):
+    """A figure and its axes. Example: fig, ax = new_figure(6, 4).
+
+    With `margins` (subplots_adjust's fields, e.g. {"left": 0.1, "top": 0.9}) the layout is fixed,
+    which draws about twice as fast; without, matplotlib's constrained layout places everything.
+    """
+    if margins is None:
+        fig = Figure(figsize=(width, height), layout="constrained")
+    else:
+        fig = Figure(figsize=(width, height))
+        fig.subplots_adjust(**margins)
     return fig, fig.subplots(**subplots)
 
 

@@ -14,8 +14,13 @@ def head_grid(tokens, weights, title, path, cols=4):  # list[str], [H, T, T], st
     H, T = weights.shape[0], len(tokens)
     rows = -(-H // cols)
     cell = float(np.clip(0.25 * T + 1.2, 2.6, 7.0))  # inches per head panel
-    fig, axes = new_figure(cell * cols + 1.2, cell * rows + 0.9, nrows=rows, ncols=cols,
-                           squeeze=False)
+    width, height = cell * cols + 1.6, cell * rows + 1.0  # inches
+    label = 0.6 + 0.07 * max(len(t) for t in tokens)  # inches a rotated token label needs
+    # fixed margins (in inches, as fractions) draw about twice as fast as constrained layout
+    fig, axes = new_figure(width, height, nrows=rows, ncols=cols, squeeze=False, margins={
+        "left": (0.5 + label) / width, "right": 1 - 1.4 / width,
+        "bottom": (0.3 + label) / height, "top": 1 - (0.75 + 0.25 * title.count("\n")) / height,
+        "wspace": label / cell + 0.1, "hspace": label / cell + 0.25})
     font = float(np.clip(0.6 * 72 * (cell - 1.0) / T, 4, 8))  # points: a label per row fits
     for h, ax in enumerate(axes.flat):
         if h >= H:
@@ -30,10 +35,11 @@ def head_grid(tokens, weights, title, path, cols=4):  # list[str], [H, T, T], st
         ax.set_yticks(range(T), tokens, fontsize=font)
         ax.set_title(f"head {h}", fontsize=10)
         ax.spines[:].set_visible(False)
-    fig.suptitle(title, fontweight="bold")
+    fig.suptitle(title, fontweight="bold", y=1 - 0.15 / height, va="top")
     fig.supxlabel("looked at (key)", fontsize=10)
     fig.supylabel("looking (query)", fontsize=10)
-    fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight (rows sum to 1)")
+    bar = fig.add_axes((1 - 1.0 / width, 0.25, 0.18 / width, 0.5))  # [left, bottom, w, h]
+    fig.colorbar(image, cax=bar, label="attention weight (rows sum to 1)")
     return save(fig, path)
 
 
@@ -41,8 +47,10 @@ def head_grid(tokens, weights, title, path, cols=4):  # list[str], [H, T, T], st
 def layer_by_head(panels, title, path):  # [(subtitle, [L, H] weights)], str, Path -> Path
     """Side-by-side heatmaps, layers down and heads across, every cell annotated."""
     L, H = panels[0][1].shape
-    fig, axes = new_figure(0.55 * H * len(panels) + 1.8, 0.5 * L + 2.0, ncols=len(panels),
-                           squeeze=False)
+    width, height = 0.55 * H * len(panels) + 2.2, 0.5 * L + 1.6  # inches
+    fig, axes = new_figure(width, height, ncols=len(panels), squeeze=False, margins={
+        "left": 0.6 / width, "right": 1 - 1.3 / width, "bottom": 0.6 / height,
+        "top": 1 - 0.8 / height, "wspace": 0.6 / (0.55 * H)})
     for ax, (subtitle, grid) in zip(axes.flat, panels, strict=True):
         image = ax.imshow(grid, cmap="Reds", vmin=0, vmax=1)
         annotate_heatmap(ax, grid, fmt="{:.2f}", threshold=0.5)
@@ -54,7 +62,8 @@ def layer_by_head(panels, title, path):  # [(subtitle, [L, H] weights)], str, Pa
         ax.set_title(subtitle, fontsize=10)
         ax.spines[:].set_visible(False)
     fig.suptitle(title, fontweight="bold")
-    fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight")
+    bar = fig.add_axes((1 - 1.0 / width, 0.6 / height, 0.15 / width, 1 - 1.4 / height))
+    fig.colorbar(image, cax=bar, label="attention weight")
     return save(fig, path)
 
 

@@ -13,7 +13,8 @@ RED, BLUE, GRAY = "#c0392b", "#2468b4", "#7f7f7f"
 @styled
 def bank_split(m1, path):
     """Bank's one lookup point (gray) and its two simple-attention outputs (red diamonds)."""
-    fig, ax = new_figure(6.4, 5.6)
+    fig, ax = new_figure(6.4, 5.6, margins={"left": 0.11, "right": 0.97, "bottom": 0.1,
+                                            "top": 0.9})
     for word in ("the", "river", "money"):
         x, y = EMBED[word][0], EMBED[word][1]
         ax.scatter(x, y, s=60, color="black", zorder=3)
@@ -23,7 +24,7 @@ def bank_split(m1, path):
     ax.scatter(bank[0], bank[1], s=160, color=GRAY, zorder=3,
                label="bank's lookup row (same in both)")
     ax.annotate(f"lookup ({bank[0]:.2f}, {bank[1]:.2f})", (bank[0], bank[1]),
-                textcoords="offset points", xytext=(-30, -18), color=GRAY)
+                textcoords="offset points", xytext=(-8, -10), ha="right", va="top", color=GRAY)
     for sentence, topic in ((SENT_RIVER, "river"), (SENT_MONEY, "money")):
         z = m1["outputs"][sentence][2]
         ax.annotate("", xy=(z[0], z[1]), xytext=(bank[0], bank[1]),
@@ -34,7 +35,7 @@ def bank_split(m1, path):
                     fontsize=9)
     ax.scatter([], [], marker="D", color=RED, label="bank after simple attention")
     ax.set(xlim=(-0.1, 1.2), ylim=(-0.1, 1.1), xlabel="water", ylabel="money",
-           title="One lookup row, two meanings: bank on the water/money plane")
+           title="One lookup row, two meanings:\nbank on the water/money plane")
     ax.set_aspect("equal")
     ax.legend(loc="upper right", fontsize=8)
     return save(fig, path)
@@ -43,7 +44,8 @@ def bank_split(m1, path):
 @styled
 def weights_heatmaps(m1, m2, path):
     """Raw (top) vs wired (bottom) attention weights for both sentences, every cell annotated."""
-    fig, axes = new_figure(8.6, 7.6, nrows=2, ncols=2)
+    fig, axes = new_figure(8.6, 7.6, nrows=2, ncols=2, margins={
+        "left": 0.09, "right": 0.98, "bottom": 0.07, "top": 0.9, "wspace": 0.3, "hspace": 0.32})
     panels = (
         ("simple attention", m1["weights"][SENT_RIVER], m1["weights"][SENT_MONEY]),
         ("wired head", m2["weights"], m2["weights_money"]),
@@ -71,7 +73,7 @@ def bank_three_lives(m1, m2, path):
         ("simple attention", m1["outputs"][SENT_RIVER][2], RED),
         ("wired head", m2["outputs"][2], BLUE),
     )
-    fig, ax = new_figure(8, 4.6)
+    fig, ax = new_figure(8, 4.6, margins={"left": 0.08, "right": 0.98, "bottom": 0.12, "top": 0.92})
     x = np.arange(len(AXES))
     width = 0.26
     for i, (name, vector, color) in enumerate(lives):
@@ -89,7 +91,7 @@ def pipeline(m2, path):
     """The attention pipeline as boxes, with the wired head's shapes for "the river bank"."""
     T, d = m2["outputs"].shape
     d_k = m2["Q"].shape[1]
-    fig, ax = new_figure(11, 3.8)
+    fig, ax = new_figure(11, 3.8, margins={"left": 0.01, "right": 0.99, "bottom": 0.02, "top": 0.9})
     ax.set_axis_off()
     ax.set(xlim=(0, 11), ylim=(0, 4))
     boxes = {
@@ -126,7 +128,8 @@ def scaling(s5, path):
     """[S5]: average top softmax weight vs d, unscaled (red) and scaled by 1/sqrt(d) (blue)."""
     dims = np.array(list(s5))
     std, unscaled, scaled = (np.array(col) for col in zip(*s5.values(), strict=True))
-    fig, (ax, ax_std) = new_figure(11, 4.4, ncols=2, gridspec_kw={"width_ratios": [3, 2]})
+    fig, (ax, ax_std) = new_figure(11, 4.4, ncols=2, gridspec_kw={"width_ratios": [3, 2]}, margins={
+        "left": 0.06, "right": 0.95, "bottom": 0.12, "top": 0.91, "wspace": 0.22})
     for values, color, name in ((unscaled, RED, "unscaled: softmax(q.k)"),
                                 (scaled, BLUE, "scaled: softmax(q.k / sqrt(d))")):
         ax.plot(dims, values, "o-", color=color, label=name, lw=2)
