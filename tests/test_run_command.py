@@ -118,3 +118,23 @@ def test_figures_from_the_second_process_equal_those_drawn_here(tmp_path, monkey
     run_workshop(tmp_path / "one", real=False, say=lambda _: None)
     for name in FIGURES:
         assert (tmp_path / "two" / name).read_bytes() == (tmp_path / "one" / name).read_bytes()
+
+
+def test_failed_run_removes_the_folder_it_created(tmp_path, monkeypatch):
+    def broken(log):
+        raise RuntimeError("interrupted")
+
+    monkeypatch.setattr(module2, "run_scaling", broken)
+    with pytest.raises(RuntimeError):
+        run_workshop(tmp_path / "new", figures=True, real=False, say=lambda _: None)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_closed_pipe_is_not_a_traceback():
+    pytest.importorskip("tokenizers")
+    words = " ".join(["the river bank"] * 15)  # ~2 MB of JSON: far more than a pipe holds
+    done = subprocess.run(
+        f"'{sys.executable}' -m attention_workshop real '{words}' --format json | head -c 10",
+        shell=True, capture_output=True, text=True, check=True)
+    assert done.stdout.startswith("{")
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr

@@ -5,6 +5,7 @@ Bad input becomes one line on stderr and exit code 2, never a traceback.
 
 import argparse
 import importlib
+import os
 import sys
 
 from attention_workshop.errors import WorkshopError
@@ -58,3 +59,6 @@ def main(argv=None):
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; files already written are complete", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader stopped early (e.g. `| head`): nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1

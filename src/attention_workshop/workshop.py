@@ -5,6 +5,7 @@ interrupted run leaves the previous results.log untouched.
 """
 
 import os
+from pathlib import Path
 
 from attention_workshop.files import writable_dir, write_atomic
 from attention_workshop.modules import module0, module1, module2
@@ -34,6 +35,7 @@ def run_workshop(out_dir, figures=True, real=True, say=print):
     real=False skips Module 3 (the pretrained model). Files are written only after every
     module has succeeded, each one atomically.
     """
+    created = not Path(out_dir).exists()
     out = writable_dir(out_dir)
     background = None
     if figures and (os.cpu_count() or 1) > 1:
@@ -56,6 +58,12 @@ def run_workshop(out_dir, figures=True, real=True, say=print):
                 say(f"wrote {path}")
             written += paths
         return written
+    except BaseException:
+        if background:
+            background.cancel()  # first, so its staging folder is gone before the check below
+        if created and not any(out.iterdir()):
+            out.rmdir()  # a failed run leaves no trace, not even the folder it made
+        raise
     finally:
         if background:
             background.cancel()
