@@ -109,3 +109,26 @@ def test_fully_masked_row_is_an_error():
     with pytest.raises(ValueError, match="no key"):
         scaled_dot_product_attention(np.ones((2, 2)), np.ones((2, 2)), np.ones((2, 2)),
                                      mask=np.array([[True, False], [False, False]]))
+
+
+def test_softmax_leaves_its_input_alone_and_can_work_in_place():
+    x = np.random.default_rng(0).normal(size=(3, 7))
+    before = x.copy()
+    expected = softmax(x)
+    np.testing.assert_array_equal(x, before)  # a new array unless `out` is given
+    got = softmax(x, out=x)
+    assert got is x
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_weights_out_receives_the_same_weights(causal):
+    rng = np.random.default_rng(1)
+    q, k, v = (rng.normal(size=(3, 6, 4)) for _ in range(3))
+    mask = causal_mask(6) if causal else None
+    out, weights = scaled_dot_product_attention(q, k, v, mask)
+    buffer = np.full((3, 6, 6), np.nan)
+    out2, weights2 = scaled_dot_product_attention(q, k, v, mask, weights_out=buffer)
+    assert weights2 is buffer
+    np.testing.assert_array_equal(buffer, weights)
+    np.testing.assert_array_equal(out2, out)

@@ -5,6 +5,7 @@ torch's Linear stores W as [out, in], so a layer computes x @ W.T + b.
 """
 
 from attention_workshop.attention import scaled_dot_product_attention
+from attention_workshop.real.blocks import by_rows
 from attention_workshop.real.layers import ACTIVATION, layer_norm, merge_heads, split_heads
 from attention_workshop.real.outputs import empty_outputs, layer_weights
 
@@ -54,9 +55,11 @@ def embed(w, cfg, ids):  # {name: array}, ModelConfig, [T] ints -> [T, d_model]
     return layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], cfg.eps)
 
 
-def self_attention(x, layer, n_head):
+def self_attention(x, layer, n_head, weights_out=None):
     # [T, d_model] -> ([T, d_model], [n_head, T, T], [n_head, T, d_head], [n_head, T, d_head])
-    """Learned W_Q, W_K, W_V (with biases), heads split, our scaled_dot_product_attention, W_O."""
+    """Learned W_Q, W_K, W_V (with biases), heads split, our scaled_dot_product_attention, W_O.
+
+    The weights land in `weights_out` if given (see scaled_dot_product_attention)."""
     q = split_heads(linear(x, layer["attention.self.query.weight"],
                            layer["attention.self.query.bias"]), n_head)  # [n_head, T, d_head]
     k = split_heads(linear(x, layer["attention.self.key.weight"],
@@ -64,19 +67,20 @@ def self_attention(x, layer, n_head):
     v = split_heads(linear(x, layer["attention.self.value.weight"],
                            layer["attention.self.value.bias"]), n_head)  # [n_head, T, d_head]
     # no mask: every token sees every token; computed in the weights' precision
-    out, weights = scaled_dot_product_attention(q, k, v, dtype=x.dtype)
+    out, weights = scaled_dot_product_attention(q, k, v, dtype=x.dtype, weights_out=weights_out)
     out = merge_heads(out)  # [n_head, T, d_head] -> [T, d_model]
     out = linear(out, layer["attention.output.dense.weight"], layer["attention.output.dense.bias"])
     return out, weights, q, k
 
 
-def encoder_layer(x, layer, cfg):  # [T, d_model] -> ([T, d_model], [n_head, T, T], q, k)
+def encoder_layer(x, layer, cfg, weights_out=None):
+    # [T, d_model] -> ([T, d_model], [n_head, T, T], q, k)
     """Post-norm block: x = LN(x + attention(x)); x = LN(x + MLP(x))."""
-    a, weights, q, k = self_attention(x, layer, cfg.n_head)
+    a, weights, q, k = self_attention(x, layer, cfg.n_head, weights_out)
     x = layer_norm(x + a, layer["attention.output.LayerNorm.weight"],
                    layer["attention.output.LayerNorm.bias"], cfg.eps)
-    h = ACTIVATION[cfg.activation](linear(x, layer["intermediate.dense.weight"],
-                                          layer["intermediate.dense.bias"]))  # [T, d_mlp]
+    h = linear(x, layer["intermediate.dense.weight"], layer["intermediate.dense.bias"])
+    h = by_rows(ACTIVATION[cfg.activation], h)  # [T, d_mlp], in blocks of rows (see blocks.py)
     m = linear(h, layer["output.dense.weight"], layer["output.dense.bias"])  # [T, d_model]
     x = layer_norm(x + m, layer["output.LayerNorm.weight"], layer["output.LayerNorm.bias"],
                    cfg.eps)
@@ -90,8 +94,8 @@ def forward(w, cfg, ids):  # weights, ModelConfig, [T] -> dict of arrays
     x = embed(w, cfg, ids)
     out = empty_outputs(cfg, len(ids), x.dtype)
     out["hidden_states"][0] = x
-    for i in range(cfg.n_layer):
-        x, out["attentions"][i], out["queries"][i], out["keys"][i] = encoder_layer(
-            x, layer_weights(w, f"encoder.layer.{i}."), cfg)
+    for i in range(cfg.n_layer):  # each layer's weights are written straight into `out`
+        x, _, out["queries"][i], out["keys"][i] = encoder_layer(
+            x, layer_weights(w, f"encoder.layer.{i}."), cfg, weights_out=out["attentions"][i])
         out["hidden_states"][i + 1] = x
     return out

@@ -8,6 +8,7 @@ holds W_Q, W_K and W_V side by side: [d_model, 3 * d_model].
 import numpy as np
 
 from attention_workshop.attention import causal_mask, scaled_dot_product_attention
+from attention_workshop.real.blocks import by_rows
 from attention_workshop.real.layers import ACTIVATION, layer_norm, merge_heads, split_heads
 from attention_workshop.real.outputs import empty_outputs, layer_weights
 
@@ -36,26 +37,32 @@ def conv1d(x, w, b):  # [T, in], [in, out], [out] -> [T, out]
     return x @ w + b
 
 
-def self_attention(x, block, n_head):
+def self_attention(x, block, n_head, weights_out=None):
     # [T, d_model] -> ([T, d_model], [n_head, T, T], [n_head, T, d_head], [n_head, T, d_head])
-    """One projection gives Q, K, V; heads split; causal scaled_dot_product_attention; W_O."""
+    """One projection gives Q, K, V; heads split; causal scaled_dot_product_attention; W_O.
+
+    The weights land in `weights_out` if given (see scaled_dot_product_attention)."""
     qkv = conv1d(x, block["attn.c_attn.weight"], block["attn.c_attn.bias"])  # [T, 3 * d_model]
     q, k, v = (split_heads(part, n_head) for part in np.split(qkv, 3, axis=-1))
     # [T, d_model] -> [n_head, T, d_head] each
     mask = causal_mask(len(x))  # [T, T]: position i sees positions 0..i
-    out, weights = scaled_dot_product_attention(q, k, v, mask, dtype=x.dtype)
+    out, weights = scaled_dot_product_attention(q, k, v, mask, dtype=x.dtype,
+                                                weights_out=weights_out)
     out = merge_heads(out)  # [n_head, T, d_head] -> [T, d_model]
     out = conv1d(out, block["attn.c_proj.weight"], block["attn.c_proj.bias"])
     return out, weights, q, k
 
 
-def transformer_block(x, block, cfg):  # [T, d_model] -> ([T, d_model], [n_head, T, T], q, k)
+def transformer_block(x, block, cfg, weights_out=None):
+    # [T, d_model] -> ([T, d_model], [n_head, T, T], q, k)
     """Pre-norm block: x = x + attention(LN(x)); x = x + MLP(LN(x))."""
     a, weights, q, k = self_attention(
-        layer_norm(x, block["ln_1.weight"], block["ln_1.bias"], cfg.eps), block, cfg.n_head)
+        layer_norm(x, block["ln_1.weight"], block["ln_1.bias"], cfg.eps), block, cfg.n_head,
+        weights_out)
     x = x + a
     h = layer_norm(x, block["ln_2.weight"], block["ln_2.bias"], cfg.eps)
-    h = ACTIVATION[cfg.activation](conv1d(h, block["mlp.c_fc.weight"], block["mlp.c_fc.bias"]))
+    h = conv1d(h, block["mlp.c_fc.weight"], block["mlp.c_fc.bias"])  # [T, d_mlp]
+    h = by_rows(ACTIVATION[cfg.activation], h)  # in blocks of rows (see blocks.py)
     x = x + conv1d(h, block["mlp.c_proj.weight"], block["mlp.c_proj.bias"])  # [T, d_model]
     return x, weights, q, k
 
@@ -67,9 +74,9 @@ def forward(w, cfg, ids):  # weights, ModelConfig, [T] -> dict of arrays
     x = w["wte.weight"][ids] + w["wpe.weight"][: len(ids)]  # [T, d_model]
     out = empty_outputs(cfg, len(ids), x.dtype)
     out["hidden_states"][0] = x
-    for i in range(cfg.n_layer):
-        x, out["attentions"][i], out["queries"][i], out["keys"][i] = transformer_block(
-            x, layer_weights(w, f"h.{i}."), cfg)
+    for i in range(cfg.n_layer):  # each block's weights are written straight into `out`
+        x, _, out["queries"][i], out["keys"][i] = transformer_block(
+            x, layer_weights(w, f"h.{i}."), cfg, weights_out=out["attentions"][i])
         out["hidden_states"][i + 1] = x
     out["hidden_states"][-1] = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], cfg.eps)
     return out
