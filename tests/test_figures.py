@@ -31,7 +31,7 @@ def drawn():
     results = compute(Log(), real=False)
     figures = {}
     original = toy.save
-    for name, draw in toy.FIGURES.items():
+    for name, (_, draw) in toy.FIGURES.items():
         toy.save = lambda fig, path, name=name: figures.setdefault(name, fig)
         try:
             draw(results, None)

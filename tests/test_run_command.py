@@ -100,10 +100,16 @@ def test_failed_run_writes_no_figures_and_leaves_no_staging(tmp_path, monkeypatc
 
 
 def test_figures_are_drawn_here_when_the_second_process_fails(tmp_path, monkeypatch):
-    from attention_workshop.figures import background
+    from attention_workshop.figures import parallel
 
-    monkeypatch.setattr(background.sys, "executable", shutil.which("false"))
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    def crash(jobs):
+        if os.getpid() != parent:
+            os._exit(3)  # the child dies before drawing anything
+        return [draw() for _, _, draw in jobs]
+
+    parent = os.getpid()
+    monkeypatch.setattr(parallel, "can_fork", lambda: True)
+    monkeypatch.setattr(parallel, "run_jobs", crash)
     paths = run_workshop(tmp_path, figures=True, real=False, say=lambda _: None)
     assert sorted(p.name for p in paths[1:]) == sorted(FIGURES)
     for name in FIGURES:
@@ -112,12 +118,21 @@ def test_figures_are_drawn_here_when_the_second_process_fails(tmp_path, monkeypa
 
 
 def test_figures_from_the_second_process_equal_those_drawn_here(tmp_path, monkeypatch):
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    from attention_workshop.figures import parallel
+
+    monkeypatch.setattr(parallel, "can_fork", lambda: True)
     run_workshop(tmp_path / "two", real=False, say=lambda _: None)
-    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(parallel, "can_fork", lambda: False)
     run_workshop(tmp_path / "one", real=False, say=lambda _: None)
     for name in FIGURES:
         assert (tmp_path / "two" / name).read_bytes() == (tmp_path / "one" / name).read_bytes()
+
+
+def test_split_shares_the_work_longest_first():
+    from attention_workshop.figures.parallel import split
+
+    here, there = split([(1, "a", None), (3, "b", None), (2, "c", None), (2, "d", None)])
+    assert [j[1] for j in here] == ["b", "a"] and [j[1] for j in there] == ["c", "d"]
 
 
 def test_failed_run_removes_the_folder_it_created(tmp_path, monkeypatch):

@@ -4,16 +4,11 @@ The log is written once, atomically, after every module has finished, so an
 interrupted run leaves the previous results.log untouched.
 """
 
-import os
 from pathlib import Path
 
 from attention_workshop.files import writable_dir, write_atomic
 from attention_workshop.modules import module0, module1, module2
 from attention_workshop.report import Log
-
-# toy figures a second process draws while this one works (balanced by measured draw times)
-OFFLOADED = ("weights_heatmaps", "scaling")
-OFFLOADED_REAL = ("bank_split", "weights_heatmaps", "bank_three_lives", "pipeline", "scaling")
 
 
 def compute(log, real=False):
@@ -37,11 +32,6 @@ def run_workshop(out_dir, figures=True, real=True, say=print):
     """
     created = not Path(out_dir).exists()
     out = writable_dir(out_dir)
-    background = None
-    if figures and (os.cpu_count() or 1) > 1:
-        from attention_workshop.figures.background import BackgroundFigures
-
-        background = BackgroundFigures(out, OFFLOADED_REAL if real else OFFLOADED)
     try:
         log = Log()
         results = compute(log, real=real)
@@ -50,20 +40,11 @@ def run_workshop(out_dir, figures=True, real=True, say=print):
         if figures:
             from attention_workshop import figures as fig  # matplotlib only when drawing
 
-            skip = background.names if background else ()
-            paths = fig.draw_all(results, out, skip=skip)
-            if background:
-                paths += background.finish(results, out)
-            for path in paths:
+            for path in fig.draw_all(results, out):
                 say(f"wrote {path}")
-            written += paths
+                written.append(path)
         return written
     except BaseException:
-        if background:
-            background.cancel()  # first, so its staging folder is gone before the check below
         if created and not any(out.iterdir()):
             out.rmdir()  # a failed run leaves no trace, not even the folder it made
         raise
-    finally:
-        if background:
-            background.cancel()

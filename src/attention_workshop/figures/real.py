@@ -67,20 +67,23 @@ def layer_by_head(panels, title, path):  # [(subtitle, [L, H] weights)], str, Pa
     return save(fig, path)
 
 
-def draw_all(m3, out):  # Module 3's results, Path -> list[Path]
+def jobs(m3, out):  # Module 3's results, Path -> [(cost, path, draw)]
     """The head grid of the layer with bank's strongest look at its topic word, and bank's
     weight on river / money in every layer and head."""
     layer, name = m3["grid_layer"], m3["model_name"]
     river, money = m3["river"], m3["money"]
-    paths = [head_grid(river.tokens, river.attentions[layer],
-                       f'{name}, layer {layer}: every head\'s weights, "{m3["sentences"][0]}"',
-                       out / "real_heads_layer.png")]
+    grid = out / "real_heads_layer.png"
+    title = f'{name}, layer {layer}: every head\'s weights, "{m3["sentences"][0]}"'
     b, r, m = m3["bank"], m3["river_index"], m3["money_index"]
     panels = [(f'"bank" -> "river" in "{m3["sentences"][0]}"', river.attentions[:, :, b, r]),
               (f'"bank" -> "money" in "{m3["sentences"][1]}"', money.attentions[:, :, b, m])]
-    paths.append(layer_by_head(panels, f"{name}: how much bank looks at its topic word, "
-                               "in every layer and head", out / "real_bank_heads.png"))
-    return paths
+    heads = out / "real_bank_heads.png"
+    return [
+        (1.0, grid, lambda: head_grid(river.tokens, river.attentions[layer], title, grid)),
+        (0.6, heads, lambda: layer_by_head(
+            panels, f"{name}: how much bank looks at its topic word, in every layer and head",
+            heads)),
+    ]
 
 
 def draw_sentence(model, result, out, layer=None, head=None):  # for `attention-workshop real`

@@ -155,16 +155,18 @@ def scaling(s5, path):
     return save(fig, path)
 
 
-# figure name -> how to draw it from run's results into a path
+# figure name -> (rough draw time in seconds, for sharing the work; how to draw it)
 FIGURES = {
-    "bank_split": lambda r, path: bank_split(r["m1"], path),
-    "weights_heatmaps": lambda r, path: weights_heatmaps(r["m1"], r["m2"], path),
-    "bank_three_lives": lambda r, path: bank_three_lives(r["m1"], r["m2"], path),
-    "pipeline": lambda r, path: pipeline(r["m2"], path),
-    "scaling": lambda r, path: scaling(r["s5"], path),
+    "bank_split": (0.3, lambda r, path: bank_split(r["m1"], path)),
+    "weights_heatmaps": (0.45, lambda r, path: weights_heatmaps(r["m1"], r["m2"], path)),
+    "bank_three_lives": (0.25, lambda r, path: bank_three_lives(r["m1"], r["m2"], path)),
+    "pipeline": (0.2, lambda r, path: pipeline(r["m2"], path)),
+    "scaling": (0.4, lambda r, path: scaling(r["s5"], path)),
 }
 
 
-def draw_all(results, out, names=tuple(FIGURES)):  # dict, Path, names -> list[Path]
-    """Draw the named figures (default: all five) as out/NAME.png."""
-    return [FIGURES[name](results, out / f"{name}.png") for name in names]
+def jobs(results, out):  # dict, Path -> [(cost, path, draw)]
+    """One drawing job per figure, each writing out/NAME.png when called."""
+    return [(cost, out / f"{name}.png",
+             lambda draw=draw, path=out / f"{name}.png": draw(results, path))
+            for name, (cost, draw) in FIGURES.items()]
