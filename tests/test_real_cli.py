@@ -100,3 +100,12 @@ def test_installed_script(reference):
     bad = subprocess.run(["attention-workshop", "real", ""], capture_output=True, text=True,
                          timeout=60)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize("argv", [["real", "  "], ["real", "x", "--model", "gpt3"],
+                                  ["real", "x", "--model", "/no/such/folder"]])
+def test_refused_before_loading_so_stderr_is_exactly_one_line(argv, capsys):
+    assert cli.main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert len(captured.err.splitlines()) == 1

@@ -33,10 +33,11 @@ def check_range(option, value, count, what):
 
 def main(args):
     from attention_workshop.real import load_model
+    from attention_workshop.real.tokenize import check_sentence
     from attention_workshop.real.view import json_report, text_report
 
-    say(f"loading model '{args.model}' ...")
-    model = load_model(args.model, download=args.download)
+    check_sentence(args.sentence)  # before the slow part, and before any progress line
+    model = load_model(args.model, download=args.download, say=say)
     cfg = model.config
     check_range("--layer", args.layer, cfg.n_layer, "layers")
     check_range("--head", args.head, cfg.n_head, "heads")

@@ -22,12 +22,17 @@ def load_tokenizer(path):  # Path -> tokenizers.Tokenizer
     return tokenizer
 
 
+def check_sentence(sentence):  # str -> None, or WorkshopError
+    """Refuse an empty sentence before any model is loaded for it."""
+    if not sentence.strip():
+        raise WorkshopError('the sentence is empty; give a few words, e.g. "the river bank"')
+
+
 def encode(tokenizer, sentence, n_ctx):  # Tokenizer, str, int -> (tokens, ids, special)
     """Example (MiniLM): "the river bank" -> ['[CLS]', 'the', 'river', 'bank', '[SEP]'],
     [101, 1996, 2314, 2924, 102], [True, False, False, False, True] (the special tokens).
     A sentence longer than the model's n_ctx positions is an error, never silently cut."""
-    if not sentence.strip():
-        raise WorkshopError('the sentence is empty; give a few words, e.g. "the river bank"')
+    check_sentence(sentence)
     encoding = tokenizer.encode(sentence)
     tokens, ids = list(encoding.tokens), list(encoding.ids)
     special = [bool(flag) for flag in encoding.special_tokens_mask]
