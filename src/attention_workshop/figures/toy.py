@@ -42,48 +42,66 @@ def bank_split(m1, path):
 
 
 @styled
-def weights_heatmaps(m1, m2, path):
-    """Raw (top) vs wired (bottom) attention weights for both sentences, every cell annotated."""
-    fig, axes = new_figure(8.6, 7.6, nrows=2, ncols=2, margins={
-        "left": 0.09, "right": 0.98, "bottom": 0.07, "top": 0.9, "wspace": 0.3, "hspace": 0.32})
-    panels = (
-        ("simple attention", m1["weights"][SENT_RIVER], m1["weights"][SENT_MONEY]),
-        ("wired head", m2["weights"], m2["weights_money"]),
-    )
-    for row, (head, w_river, w_money) in enumerate(panels):
-        for col, (sentence, w) in enumerate(((SENT_RIVER, w_river), (SENT_MONEY, w_money))):
-            ax = axes[row, col]
-            words = tokenize(sentence)
-            ax.imshow(w, cmap="Blues", vmin=0, vmax=1)
-            annotate_heatmap(ax, w, threshold=0.45)
-            ax.set_xticks(range(len(words)), words)
-            ax.set_yticks(range(len(words)), words)
-            ax.set(xlabel="looked at (key)", ylabel="looking (query)")
-            ax.set_title(f'{head}: "{sentence}"', fontsize=11)
-            ax.spines[:].set_visible(False)
-    fig.suptitle("Attention weights (each row sums to 1): raw vs wired", fontweight="bold")
+def weight_grid(panels, title, path, ncols=2):  # [(subtitle, tokens, [T, T])], str, Path -> Path
+    """Attention weights as heatmaps, one panel each; every cell annotated while they fit."""
+    T = max(len(tokens) for _, tokens, _ in panels)
+    nrows = -(-len(panels) // ncols)
+    cell = max(3.2, 0.42 * T + 1.0)  # inches of heatmap per panel
+    width, height = ncols * cell * 1.3 + 0.9, nrows * cell * 1.3 + 0.9
+    fig, axes = new_figure(width, height, nrows=nrows, ncols=ncols, squeeze=False, margins={
+        "left": 0.9 / width, "right": 1 - 0.15 / width, "bottom": 0.75 / height,
+        "top": 1 - 0.75 / height, "wspace": 0.3, "hspace": 0.35})
+    for ax, (subtitle, tokens, w) in zip(axes.flat, panels, strict=False):
+        ax.imshow(w, cmap="Blues", vmin=0, vmax=1)
+        if T <= 10:
+            annotate_heatmap(ax, w, threshold=0.45, fmt="{:.3f}" if T <= 6 else "{:.2f}")
+        ax.set_xticks(range(len(tokens)), tokens, rotation=0 if T <= 5 else 45,
+                      ha="center" if T <= 5 else "right")
+        ax.set_yticks(range(len(tokens)), tokens)
+        ax.set(xlabel="looked at (key)", ylabel="looking (query)")
+        ax.set_title(subtitle, fontsize=11)
+        ax.spines[:].set_visible(False)
+    for ax in axes.flat[len(panels):]:
+        ax.set_axis_off()
+    fig.suptitle(title, fontweight="bold")
     return save(fig, path)
+
+
+def weights_heatmaps(m1, m2, path):
+    """Raw (top) vs wired (bottom) attention weights for both sentences."""
+    panels = [(f'{head}: "{sentence}"', tokenize(sentence), weights)
+              for head, by_sentence in (("simple attention", m1["weights"]),
+                                        ("wired head", {SENT_RIVER: m2["weights"],
+                                                        SENT_MONEY: m2["weights_money"]}))
+              for sentence, weights in ((s, by_sentence[s]) for s in (SENT_RIVER, SENT_MONEY))]
+    return weight_grid(panels, "Attention weights (each row sums to 1): raw vs wired", path)
 
 
 @styled
-def bank_three_lives(m1, m2, path):
-    """Bank in "the river bank": lookup row, simple-attention output, wired-head output."""
-    lives = (
-        ("lookup row", EMBED["bank"], GRAY),
-        ("simple attention", m1["outputs"][SENT_RIVER][2], RED),
-        ("wired head", m2["outputs"][2], BLUE),
-    )
+def three_lives(word, sentence, axes_names, lives, path):  # lives: [(label, [d_model])]
+    """One word's vector before and after attention, as bars on the named axes."""
+    colors = (GRAY, RED, BLUE)
     fig, ax = new_figure(8, 4.6, margins={"left": 0.08, "right": 0.98, "bottom": 0.12, "top": 0.92})
-    x = np.arange(len(AXES))
-    width = 0.26
-    for i, (name, vector, color) in enumerate(lives):
-        bars = ax.bar(x + (i - 1) * width, vector, width, label=name, color=color)
+    x = np.arange(len(axes_names))
+    width = 0.8 / len(lives)
+    for i, ((name, vector), color) in enumerate(zip(lives, colors, strict=False)):
+        bars = ax.bar(x + (i - (len(lives) - 1) / 2) * width, vector, width, label=name,
+                      color=color)
         ax.bar_label(bars, fmt="%.3f", fontsize=8, padding=2)
-    ax.set_xticks(x, AXES)
-    ax.set(xlabel="named axis", ylabel="value", ylim=(0, 1.05),
-           title=f'Bank\'s three lives in "{SENT_RIVER}"')
+    ax.set_xticks(x, axes_names)
+    top = max(1.0, max(float(np.max(v)) for _, v in lives))
+    ax.set(xlabel="named axis", ylabel="value", ylim=(min(0.0, min(float(np.min(v)) for _, v in
+                                                                    lives)), top * 1.05),
+           title=f'{word.capitalize()}\'s three lives in "{sentence}"')
     ax.legend(loc="upper left")
     return save(fig, path)
+
+
+def bank_three_lives(m1, m2, path):
+    """Bank in "the river bank": lookup row, simple-attention output, wired-head output."""
+    lives = [("lookup row", EMBED["bank"]), ("simple attention", m1["outputs"][SENT_RIVER][2]),
+             ("wired head", m2["outputs"][2])]
+    return three_lives("bank", SENT_RIVER, AXES, lives, path)
 
 
 @styled
