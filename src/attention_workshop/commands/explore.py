@@ -1,5 +1,7 @@
 """`attention-workshop explore SENTENCE`: the raw and the wired head on any sentence."""
 
+import sys
+
 HELP = "show the raw and the wired attention head on any sentence, side by side"
 
 
@@ -14,6 +16,8 @@ def add_arguments(parser):
                         help="also show this word's blend in slow motion, term by term")
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="text tables (default) or JSON with full-precision numbers")
+    parser.add_argument("--out", metavar="DIR",
+                        help="also draw the weights (and --word's three lives) into DIR")
 
 
 def main(args):
@@ -30,5 +34,15 @@ def main(args):
         out = dumps(as_json(ex, args.word))
     else:
         out = "\n".join(text_lines(ex, args.word))
+    folder = None
+    if args.out:
+        from attention_workshop.files import writable_dir
+
+        folder = writable_dir(args.out)  # checked before anything is printed
     print(out)
+    if folder is not None:
+        from attention_workshop.figures.explore import draw_exploration
+
+        for path in draw_exploration(ex, folder, args.word):
+            print(f"wrote {path}", file=sys.stderr)  # stderr: stdout stays pure JSON
     return 0

@@ -51,10 +51,14 @@ def weight_grid(panels, title, path, ncols=2):  # [(subtitle, tokens, [T, T])], 
     fig, axes = new_figure(width, height, nrows=nrows, ncols=ncols, squeeze=False, margins={
         "left": 0.9 / width, "right": 1 - 0.15 / width, "bottom": 0.75 / height,
         "top": 1 - 0.75 / height, "wspace": 0.3, "hspace": 0.35})
+    top = max(float(w.max()) for _, _, w in panels)  # one shared colour scale, 0 to the top
     for ax, (subtitle, tokens, w) in zip(axes.flat, panels, strict=False):
-        ax.imshow(w, cmap="Blues", vmin=0, vmax=1)
-        if T <= 10:
-            annotate_heatmap(ax, w, threshold=0.45, fmt="{:.3f}" if T <= 6 else "{:.2f}")
+        ax.imshow(w, cmap="Blues", vmin=0, vmax=top)
+        if T <= 12:
+            annotate_heatmap(ax, w, threshold=0.6 * top, fmt="{:.3f}" if T <= 6 else "{:.2f}")
+            if T > 6:
+                for text in ax.texts:
+                    text.set_fontsize(7)
         ax.set_xticks(range(len(tokens)), tokens, rotation=0 if T <= 5 else 45,
                       ha="center" if T <= 5 else "right")
         ax.set_yticks(range(len(tokens)), tokens)
