@@ -10,6 +10,8 @@ from pathlib import Path
 
 from attention_workshop.errors import WorkshopError
 
+DEFAULT_OUT = "workshop-output"  # where `run` writes, and where check-lesson looks
+
 
 def writable_dir(path):  # str | Path -> Path
     """Create `path` if needed and prove a file can be written there, or raise WorkshopError."""

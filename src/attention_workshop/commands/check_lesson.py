@@ -3,9 +3,9 @@
 import sys
 from pathlib import Path
 
-HELP = "check that every 'cross-check: results.log lines A-B' in a lesson matches the log"
+from attention_workshop.files import DEFAULT_OUT
 
-DEFAULT_OUT = "workshop-output"
+HELP = "check that every 'cross-check: results.log lines A-B' in a lesson matches the log"
 
 
 def add_arguments(parser):

@@ -1,10 +1,12 @@
 """`attention-workshop run`: every module, its results.log and its figures."""
 
+from attention_workshop.files import DEFAULT_OUT
+
 HELP = "run every module (0-3), write results.log and the figures"
 
 
 def add_arguments(parser):
-    parser.add_argument("--out", default="workshop-output", metavar="DIR",
+    parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
                         help="folder for results.log and the figures (default: %(default)s)")
     parser.add_argument("--no-figures", action="store_true",
                         help="write only results.log (skips matplotlib)")
