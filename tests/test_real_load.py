@@ -169,3 +169,13 @@ def test_no_stray_files(tmp_path):
         load_model(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == before
     shutil.rmtree(tmp_path)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_weight_is_named(tmp_path, bad):
+    folder = write_folder(tmp_path / "m", "gpt2")
+    tensors = safetensors_numpy.load_file(str(folder / "model.safetensors"))
+    tensors["h.1.mlp.c_fc.weight"][2, 3] = bad
+    safetensors_numpy.save_file(tensors, str(folder / "model.safetensors"))
+    with pytest.raises(WorkshopError, match=r"tensor 'h\.1\.mlp\.c_fc\.weight' .* NaN or inf"):
+        load_model(folder)

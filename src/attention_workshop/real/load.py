@@ -50,12 +50,17 @@ def load_weights(path, cfg, dtype=np.float32):  # Path, ModelConfig -> {name: ar
                 if actual != shape:
                     raise WorkshopError(f"tensor '{prefix}{name}' in {path} has shape "
                                         f"{list(actual)}, but config.json implies {list(shape)}")
-            return {name: f.get_tensor(prefix + name).astype(dtype, copy=False)
-                    for name in expected}
+            weights = {name: f.get_tensor(prefix + name).astype(dtype, copy=False)
+                       for name in expected}
     except (SafetensorError, OSError, ValueError, TypeError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise WorkshopError(f"cannot read {path} as safetensors ({reason}); the file is corrupt "
                             f"or incomplete: download or install it again") from None
+    for name, tensor in weights.items():  # a NaN or inf weight would poison every output
+        if not np.isfinite(tensor).all():
+            raise WorkshopError(f"tensor '{prefix}{name}' in {path} holds NaN or infinity; "
+                                "the checkpoint is damaged: download or install it again")
+    return weights
 
 
 def load_folder(folder, dtype=np.float32):  # path -> (ModelConfig, weights, Tokenizer)
