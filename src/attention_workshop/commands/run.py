@@ -18,4 +18,6 @@ def main(args):
     from attention_workshop.workshop import run_workshop
 
     run_workshop(args.out, figures=not args.no_figures, real=not args.no_real)
+    print('next: attention-workshop explore "the money bank" --word bank, '
+          "or attention-workshop quiz 1")
     return 0
