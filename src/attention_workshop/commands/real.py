@@ -14,7 +14,8 @@ def add_arguments(parser):
     parser.add_argument("--head", type=int, metavar="H", help="show this head (from 0)")
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="text tables (default) or JSON with every layer's weights")
-    parser.add_argument("--out", metavar="DIR", help="also draw the figures into DIR")
+    parser.add_argument("--out", metavar="DIR",
+                        help="also draw the figures and an interactive head_view.html into DIR")
     parser.add_argument("--download", action="store_true",
                         help="allow downloading gpt2 from the Hugging Face Hub (needs a network)")
 

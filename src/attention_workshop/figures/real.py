@@ -6,6 +6,8 @@ Axes are labelled with the model's own tokens, as the tokenizer writes them.
 import numpy as np
 
 from attention_workshop.figures.canvas import annotate_heatmap, new_figure, save, styled
+from attention_workshop.files import write_atomic
+from attention_workshop.real.head_view import head_view_html
 
 
 @styled
@@ -78,11 +80,15 @@ def jobs(m3, out):  # Module 3's results, Path -> [(cost, path, draw)]
     panels = [(f'"bank" -> "river" in "{m3["sentences"][0]}"', river.attentions[:, :, b, r]),
               (f'"bank" -> "money" in "{m3["sentences"][1]}"', money.attentions[:, :, b, m])]
     heads = out / "real_bank_heads.png"
+    page = out / "real_head_view.html"
     return [
         (1.0, grid, lambda: head_grid(river.tokens, river.attentions[layer], title, grid)),
         (0.6, heads, lambda: layer_by_head(
             panels, f"{name}: how much bank looks at its topic word, in every layer and head",
             heads)),
+        (0.05, page, lambda: write_atomic(page, head_view_html(
+            f'{name}: every head, "{m3["sentences"][0]}"', river.tokens, river.attentions,
+            layer))),
     ]
 
 
@@ -97,7 +103,9 @@ def draw_sentence(model, result, out, layer=None, head=None):  # for `attention-
     else:
         layers = [layer]
     sentence = " ".join(result.tokens)
+    page = write_atomic(out / "head_view.html", head_view_html(
+        f"{model.name}: {sentence}", result.tokens, result.attentions, layers[0]))
     return [head_grid(result.tokens, result.attentions[lay],
                       f"{model.name}, layer {lay}: every head's weights\n{sentence}",
-                      out / f"real_layer{lay}.png") for lay in layers]
+                      out / f"real_layer{lay}.png") for lay in layers] + [page]
 
