@@ -7,7 +7,7 @@ torch's Linear stores W as [out, in], so a layer computes x @ W.T + b.
 from attention_workshop.attention import scaled_dot_product_attention
 from attention_workshop.real.blocks import by_rows
 from attention_workshop.real.layers import ACTIVATION, layer_norm, merge_heads, split_heads
-from attention_workshop.real.outputs import empty_outputs, layer_weights
+from attention_workshop.real.outputs import run_layers
 
 PREFIX = "bert."  # BertForMaskedLM and friends nest the encoder under it; BertModel does not
 
@@ -91,11 +91,4 @@ def forward(w, cfg, ids):  # weights, ModelConfig, [T] -> dict of arrays
     """Returns hidden_states [n_layer + 1, T, d_model] (embeddings, then after each layer,
     as transformers' BertModel reports them), attentions [n_layer, n_head, T, T] and each
     layer's queries and keys [n_layer, n_head, T, d_head]."""
-    x = embed(w, cfg, ids)
-    out = empty_outputs(cfg, len(ids), x.dtype)
-    out["hidden_states"][0] = x
-    for i in range(cfg.n_layer):  # each layer's weights are written straight into `out`
-        x, _, out["queries"][i], out["keys"][i] = encoder_layer(
-            x, layer_weights(w, f"encoder.layer.{i}."), cfg, weights_out=out["attentions"][i])
-        out["hidden_states"][i + 1] = x
-    return out
+    return run_layers(encoder_layer, w, cfg, embed(w, cfg, ids), "encoder.layer.")

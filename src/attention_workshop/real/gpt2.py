@@ -10,7 +10,7 @@ import numpy as np
 from attention_workshop.attention import causal_mask, scaled_dot_product_attention
 from attention_workshop.real.blocks import by_rows
 from attention_workshop.real.layers import ACTIVATION, layer_norm, merge_heads, split_heads
-from attention_workshop.real.outputs import empty_outputs, layer_weights
+from attention_workshop.real.outputs import run_layers
 
 PREFIX = "transformer."  # GPT2LMHeadModel nests the model under it; the original files do not
 
@@ -72,11 +72,7 @@ def forward(w, cfg, ids):  # weights, ModelConfig, [T] -> dict of arrays
     them: the embeddings, each block's input, and the last block's output after ln_f),
     attentions [n_layer, n_head, T, T] and queries and keys [n_layer, n_head, T, d_head]."""
     x = w["wte.weight"][ids] + w["wpe.weight"][: len(ids)]  # [T, d_model]
-    out = empty_outputs(cfg, len(ids), x.dtype)
-    out["hidden_states"][0] = x
-    for i in range(cfg.n_layer):  # each block's weights are written straight into `out`
-        x, _, out["queries"][i], out["keys"][i] = transformer_block(
-            x, layer_weights(w, f"h.{i}."), cfg, weights_out=out["attentions"][i])
-        out["hidden_states"][i + 1] = x
-    out["hidden_states"][-1] = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], cfg.eps)
+    out = run_layers(transformer_block, w, cfg, x, "h.")
+    last = out["hidden_states"][-1]  # the last block's output, which GPT-2 reports after ln_f
+    out["hidden_states"][-1] = layer_norm(last, w["ln_f.weight"], w["ln_f.bias"], cfg.eps)
     return out

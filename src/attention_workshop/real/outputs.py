@@ -17,6 +17,20 @@ def empty_outputs(cfg, T, dtype):  # ModelConfig, int -> dict of empty arrays
     }
 
 
+def run_layers(layer, weights, cfg, x, prefix):  # block fn, {name: array}, cfg, [T, d_model]
+    """Run every layer on the embeddings x, filling hidden_states [n_layer + 1, T, d_model]
+    (x, then each layer's output), attentions, queries and keys. `layer(x, its weights, cfg,
+    weights_out=...)` is one block; `prefix` names layer i's tensors, e.g. "h." -> "h.0.".
+    Each layer's attention weights are written straight into the outputs, never copied."""
+    out = empty_outputs(cfg, len(x), x.dtype)
+    out["hidden_states"][0] = x
+    for i in range(cfg.n_layer):
+        x, _, out["queries"][i], out["keys"][i] = layer(
+            x, layer_weights(weights, f"{prefix}{i}."), cfg, weights_out=out["attentions"][i])
+        out["hidden_states"][i + 1] = x
+    return out
+
+
 def layer_weights(weights, prefix):  # {name: array}, "encoder.layer.0." -> {short name: array}
     """Example: layer_weights(w, "h.0.")["attn.c_attn.weight"] is w["h.0.attn.c_attn.weight"]."""
     return {name[len(prefix):]: value for name, value in weights.items()
