@@ -7,6 +7,7 @@ tokenizer.json trained on a few sentences, and loads that folder with load_model
 
 import numpy as np
 import pytest
+from torch_reference import run_reference
 
 from attention_workshop.real import load_model
 
@@ -48,15 +49,6 @@ def build_gpt2(folder, n_layer, n_head, n_embd=32, n_positions=24, seed=0, lm_he
     tok.save(str(folder / "tokenizer.json"))
     reference = transformers.GPT2Model.from_pretrained(folder, attn_implementation="eager")
     return reference.eval()
-
-
-def run_reference(model, ids):  # -> attentions [L, H, T, T], hidden_states [L + 1, T, D]
-    with torch.no_grad():
-        out = model(input_ids=torch.tensor([ids]), output_attentions=True,
-                    output_hidden_states=True)
-    hidden = torch.stack(out.hidden_states)[:, 0].numpy()
-    np.testing.assert_array_equal(hidden[-1], out.last_hidden_state[0].numpy())
-    return torch.stack(out.attentions)[:, 0].numpy(), hidden
 
 
 @pytest.mark.parametrize(("n_layer", "n_head", "n_embd", "lm_head"),

@@ -5,6 +5,7 @@ The reference is transformers' own eager attention on torch CPU, fed the same to
 
 import numpy as np
 import pytest
+from torch_reference import run_reference
 
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real import load_model
@@ -37,16 +38,6 @@ def reference(ours):
     model = transformers.BertModel.from_pretrained(str(minilm_folder()),
                                                    attn_implementation="eager")
     return model.eval()
-
-
-def run_reference(model, ids):  # -> attentions [L, H, T, T], hidden_states [L + 1, T, D]
-    with torch.no_grad():
-        out = model(input_ids=torch.tensor([ids]), output_attentions=True,
-                    output_hidden_states=True)
-    attentions = torch.stack(out.attentions)[:, 0].numpy()
-    hidden = torch.stack(out.hidden_states)[:, 0].numpy()
-    np.testing.assert_array_equal(hidden[-1], out.last_hidden_state[0].numpy())
-    return attentions, hidden
 
 
 @pytest.mark.parametrize("sentence", SENTENCES)
