@@ -73,9 +73,9 @@ def log_drift(log, model, runs):
     log.section(8, "bank's vector, river sentence vs money sentence: cosine similarity")
     river, money = runs[SENT_RIVER], runs[SENT_MONEY]
     b = river.tokens.index("bank")
-    row = model.weights["embeddings.word_embeddings.weight"][river.ids[b]]
+    table = model.weights["embeddings.word_embeddings.weight"]  # [n_vocab, d_model]
     log(f"  lookup row (word embedding {river.ids[b]}): the same row in both -> cosine "
-        f"{cosine(row, row):.3f}")
+        f"{cosine(table[river.ids[b]], table[money.ids[b]]):.3f}")
     log(f"  embeddings (+ position {b}, type 0, layer norm): cosine "
         f"{cosine(river.hidden_states[0, b], money.hidden_states[0, b]):.3f}")
     for i in range(1, len(river.hidden_states)):
