@@ -6,21 +6,30 @@ interrupted run leaves the previous results.log untouched.
 
 from pathlib import Path
 
+from attention_workshop import modules as registry
+from attention_workshop.errors import WorkshopError
 from attention_workshop.files import writable_dir, write_atomic
-from attention_workshop.modules import module0, module1, module2
 from attention_workshop.report import Log
 
 
-def compute(log, real=False):
-    """Run Modules 0-2 (and Module 3 if `real`) into `log`; return results for the figures."""
-    results = {"m0": module0.run(log)}
-    results["m1"] = module1.run(log)
-    results["m2"] = module2.run_wired(log, results["m1"])
-    results["s5"] = module2.run_scaling(log)
-    if real:
-        from attention_workshop.modules import module3  # loads a real model: only when asked
+def compute(log, real=False, modules=None, missing=None):
+    """Run the modules (default: every one in modules.MODULES) in order into `log`.
 
-        results["m3"] = module3.run(log)
+    Returns {Result class: Result}. real=False skips the modules with NEEDS_REAL. `missing`,
+    if given, is called as missing(module, error) when such a module cannot load its model
+    (a WorkshopError), and the run goes on without it; otherwise the error propagates.
+    Example: compute(Log())[module1.Result].weights_river[2] -> [0.185, 0.317, 0.498].
+    """
+    results = {}
+    for module in registry.load() if modules is None else modules:
+        if registry.needs_real(module) and not real:
+            continue
+        try:
+            registry.run_module(module, log, results)
+        except WorkshopError as exc:
+            if missing is None or not registry.needs_real(module):
+                raise
+            missing(module, exc)
     return results
 
 

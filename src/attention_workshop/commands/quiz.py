@@ -1,12 +1,16 @@
 """`attention-workshop quiz [MODULE]`: each module's quiz, answers computed by the code."""
 
-HELP = "take a module's quiz (0, 1, 2, 3; all of them if MODULE is left out)"
+from attention_workshop.quiz import keys
+
+HELP = f"take a module's quiz ({', '.join(keys())}; all of them if MODULE is left out)"
 
 
 def add_arguments(parser):
+    *first, last = keys()
     parser.add_argument("module", nargs="?", metavar="MODULE",
-                        help="which module's quiz: 0, 1, 2 or 3 (default: all, in order; 3 needs "
-                             "MiniLM's weights)")
+                        help=f"which module's quiz: {', '.join(first)} or {last} (default: all, "
+                             "in order, leaving out with a note those whose pretrained model "
+                             "is not installed)")
     how = parser.add_mutually_exclusive_group()
     how.add_argument("--answers", metavar="FILE",
                      help="grade a file of answers, one 'QUESTION: ANSWER' per line "
@@ -18,22 +22,19 @@ def add_arguments(parser):
 def main(args):
     import sys
 
-    from attention_workshop.errors import WorkshopError
-    from attention_workshop.quiz import QUIZZES, load
+    from attention_workshop.modules import MODULES, key, name_of
+    from attention_workshop.quiz import build, resolve
     from attention_workshop.quiz.answers import read_answers
     from attention_workshop.quiz.session import graded, interactive, reveal
 
-    quizzes = []
-    for module in [args.module] if args.module is not None else list(QUIZZES):
-        try:
-            title, questions = load(module)
-        except WorkshopError as exc:
-            if args.module is not None or module != "3":
-                raise
-            # All quizzes: Module 3 needs the real model's weights; the rest do not.
-            print(f"attention-workshop: note: skipping Module 3's quiz ({exc})", file=sys.stderr)
-            continue
-        quizzes.append((str(module).lower().removeprefix("module").strip(), title, questions))
+    def skip(module, exc):  # all quizzes: one whose real model is missing is left out
+        print(f"attention-workshop: note: skipping Module {key(name_of(module))}'s quiz ({exc})",
+              file=sys.stderr)
+
+    if args.module is not None:
+        quizzes = build([resolve(args.module)])
+    else:
+        quizzes = build(list(MODULES), missing=skip)
     if args.reveal:
         reveal(quizzes)
     elif args.answers:

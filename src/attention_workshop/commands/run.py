@@ -1,8 +1,10 @@
 """`attention-workshop run`: every module, its results.log and its figures."""
 
 from attention_workshop.files import DEFAULT_OUT
+from attention_workshop.modules import MODULES, key
 
-HELP = "run every module (0-3), write results.log and the figures"
+HELP = (f"run every module ({key(MODULES[0])}-{key(MODULES[-1])}), write results.log and the "
+        "figures")
 
 
 def add_arguments(parser):
@@ -11,7 +13,7 @@ def add_arguments(parser):
     parser.add_argument("--no-figures", action="store_true",
                         help="write only results.log (skips matplotlib)")
     parser.add_argument("--no-real", action="store_true",
-                        help="skip Module 3 (the pretrained transformer)")
+                        help="skip the modules that load a pretrained transformer")
 
 
 def main(args):

@@ -1,17 +1,47 @@
 """Every figure the workshop draws, with matplotlib's Agg backend (no screen needed).
 
-`toy` draws Modules 1-2's figures, `real` Module 3's when its results are present;
-`parallel` shares the drawing between two processes.
+Each figure file listed in FILES declares its figures in a dict FIGURES:
+
+    FIGURES = {"bank_split.png": Drawing(reads=(module1.Result,), cost=0.3, draw=bank_split)}
+
+`draw(*results, path)` gets the modules' results named in `reads`, in that order, and writes
+`path`; `cost` is a rough draw time in seconds, for sharing the work between two processes
+(`parallel`). `run` draws every figure whose modules have run (so `--no-real` draws none of
+Module 3's). This file imports nothing heavy; matplotlib loads with the figure files.
 """
 
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
 
-def draw_all(results, out):  # dict, Path -> list[Path]
+FILES = ("toy", "real")  # figure files under figures/, in the order their figures are drawn
+
+
+@dataclass(frozen=True)
+class Drawing:
+    reads: tuple  # the Result classes whose results `draw` takes, e.g. (module1.Result,)
+    cost: float  # rough seconds to draw
+    draw: Callable  # draw(*results, path) -> path
+
+    def ready(self, results):  # {Result class: Result} -> bool
+        return all(kind in results for kind in self.reads)
+
+    def __call__(self, results, path):
+        return self.draw(*(results[kind] for kind in self.reads), path)
+
+
+def registry():  # -> {file name: Drawing}, every figure file's FIGURES in the order of FILES
+    figures = {}
+    for name in FILES:
+        figures.update(importlib.import_module(f"{__name__}.{name}").FIGURES)
+    return figures
+
+
+def draw_all(results, out):  # {Result class: Result}, Path -> list[Path]
     """Draw every figure whose results are present into folder `out`; return the paths."""
-    from attention_workshop.figures import parallel, toy
+    from attention_workshop.figures import parallel
 
-    jobs = toy.jobs(results, out)
-    if "m3" in results:
-        from attention_workshop.figures import real
-
-        jobs += real.jobs(results["m3"], out)
+    jobs = [(drawing.cost, out / name,
+             lambda drawing=drawing, path=out / name: drawing(results, path))
+            for name, drawing in registry().items() if drawing.ready(results)]
     return parallel.draw_jobs(jobs)

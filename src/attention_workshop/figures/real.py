@@ -5,8 +5,11 @@ Axes are labelled with the model's own tokens, as the tokenizer writes them.
 
 import numpy as np
 
+from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
+from attention_workshop.figures import Drawing
 from attention_workshop.figures.canvas import annotate_heatmap, new_figure, save, styled
 from attention_workshop.files import write_atomic
+from attention_workshop.modules import module3
 from attention_workshop.real.head_view import head_view_html
 
 
@@ -69,27 +72,33 @@ def layer_by_head(panels, title, path):  # [(subtitle, [L, H] weights)], str, Pa
     return save(fig, path)
 
 
-def jobs(m3, out):  # Module 3's results, Path -> [(cost, path, draw)]
-    """The head grid of the layer with bank's strongest look at its topic word, and bank's
-    weight on river / money in every layer and head."""
-    layer, name = m3["grid_layer"], m3["model_name"]
-    river, money = m3["river"], m3["money"]
-    grid = out / "real_heads_layer.png"
-    title = f'{name}, layer {layer}: every head\'s weights, "{m3["sentences"][0]}"'
-    b, r, m = m3["bank"], m3["river_index"], m3["money_index"]
-    panels = [(f'"bank" -> "river" in "{m3["sentences"][0]}"', river.attentions[:, :, b, r]),
-              (f'"bank" -> "money" in "{m3["sentences"][1]}"', money.attentions[:, :, b, m])]
-    heads = out / "real_bank_heads.png"
-    page = out / "real_head_view.html"
-    return [
-        (1.0, grid, lambda: head_grid(river.tokens, river.attentions[layer], title, grid)),
-        (0.6, heads, lambda: layer_by_head(
-            panels, f"{name}: how much bank looks at its topic word, in every layer and head",
-            heads)),
-        (0.05, page, lambda: write_atomic(page, head_view_html(
-            f'{name}: every head, "{m3["sentences"][0]}"', river.tokens, river.attentions,
-            layer))),
-    ]
+def heads_layer(m3, path):  # module3.Result, Path -> Path
+    """Every head of the layer holding bank's strongest look at river."""
+    layer = m3.strongest[0]
+    title = f'{module3.MODEL_NAME}, layer {layer}: every head\'s weights, "{SENT_RIVER}"'
+    return head_grid(m3.river.tokens, m3.river.attentions[layer], title, path)
+
+
+def bank_heads(m3, path):  # module3.Result, Path -> Path
+    """Bank's weight on river / money in every layer and head."""
+    panels = [(f'"bank" -> "river" in "{SENT_RIVER}"', m3.to_river),
+              (f'"bank" -> "money" in "{SENT_MONEY}"', m3.to_money)]
+    return layer_by_head(panels, f"{module3.MODEL_NAME}: how much bank looks at its topic word, "
+                         "in every layer and head", path)
+
+
+def head_view_page(m3, path):  # module3.Result, Path -> Path
+    """The interactive page of every head, opened on the strongest head's layer."""
+    return write_atomic(path, head_view_html(
+        f'{module3.MODEL_NAME}: every head, "{SENT_RIVER}"', m3.river.tokens,
+        m3.river.attentions, m3.strongest[0]))
+
+
+FIGURES = {  # file name -> Drawing(the results it reads, rough seconds to draw, draw)
+    "real_heads_layer.png": Drawing((module3.Result,), 1.0, heads_layer),
+    "real_bank_heads.png": Drawing((module3.Result,), 0.6, bank_heads),
+    "real_head_view.html": Drawing((module3.Result,), 0.05, head_view_page),
+}
 
 
 def draw_sentence(model, result, out, layer=None, head=None):  # for `attention-workshop real`

@@ -5,13 +5,15 @@ the pipeline diagram and the [S5] scaling curves.
 import numpy as np
 
 from attention_workshop.embeddings import AXES, EMBED, SENT_MONEY, SENT_RIVER, tokenize
+from attention_workshop.figures import Drawing
 from attention_workshop.figures.canvas import annotate_heatmap, new_figure, save, styled
+from attention_workshop.modules import module1, module2
 
 RED, BLUE, GRAY = "#c0392b", "#2468b4", "#7f7f7f"
 
 
 @styled
-def bank_split(m1, path):
+def bank_split(m1, path):  # module1.Result, Path -> Path
     """Bank's one lookup point (gray) and its two simple-attention outputs (red diamonds)."""
     fig, ax = new_figure(6.4, 5.6, margins={"left": 0.11, "right": 0.97, "bottom": 0.1,
                                             "top": 0.9})
@@ -25,8 +27,9 @@ def bank_split(m1, path):
                label="bank's lookup row (same in both)")
     ax.annotate(f"lookup ({bank[0]:.2f}, {bank[1]:.2f})", (bank[0], bank[1]),
                 textcoords="offset points", xytext=(-8, -10), ha="right", va="top", color=GRAY)
-    for sentence, topic in ((SENT_RIVER, "river"), (SENT_MONEY, "money")):
-        z = m1["outputs"][sentence][2]
+    for sentence, topic, outputs in ((SENT_RIVER, "river", m1.outputs_river),
+                                     (SENT_MONEY, "money", m1.outputs_money)):
+        z = outputs[2]
         ax.annotate("", xy=(z[0], z[1]), xytext=(bank[0], bank[1]),
                     arrowprops={"arrowstyle": "->", "color": RED, "lw": 1.5})
         ax.scatter(z[0], z[1], marker="D", s=90, color=RED, zorder=4)
@@ -71,13 +74,12 @@ def weight_grid(panels, title, path, ncols=2):  # [(subtitle, tokens, [T, T])], 
     return save(fig, path)
 
 
-def weights_heatmaps(m1, m2, path):
+def weights_heatmaps(m1, m2, path):  # module1.Result, module2.Result, Path -> Path
     """Raw (top) vs wired (bottom) attention weights for both sentences."""
     panels = [(f'{head}: "{sentence}"', tokenize(sentence), weights)
-              for head, by_sentence in (("simple attention", m1["weights"]),
-                                        ("wired head", {SENT_RIVER: m2["weights"],
-                                                        SENT_MONEY: m2["weights_money"]}))
-              for sentence, weights in ((s, by_sentence[s]) for s in (SENT_RIVER, SENT_MONEY))]
+              for head, river, money in (("simple attention", m1.weights_river, m1.weights_money),
+                                         ("wired head", m2.weights, m2.weights_money))
+              for sentence, weights in ((SENT_RIVER, river), (SENT_MONEY, money))]
     return weight_grid(panels, "Attention weights (each row sums to 1): raw vs wired", path)
 
 
@@ -101,18 +103,18 @@ def three_lives(word, sentence, axes_names, lives, path):  # lives: [(label, [d_
     return save(fig, path)
 
 
-def bank_three_lives(m1, m2, path):
+def bank_three_lives(m1, m2, path):  # module1.Result, module2.Result, Path -> Path
     """Bank in "the river bank": lookup row, simple-attention output, wired-head output."""
-    lives = [("lookup row", EMBED["bank"]), ("simple attention", m1["outputs"][SENT_RIVER][2]),
-             ("wired head", m2["outputs"][2])]
+    lives = [("lookup row", EMBED["bank"]), ("simple attention", m1.outputs_river[2]),
+             ("wired head", m2.outputs[2])]
     return three_lives("bank", SENT_RIVER, AXES, lives, path)
 
 
 @styled
-def pipeline(m2, path):
+def pipeline(m2, path):  # module2.Result, Path -> Path
     """The attention pipeline as boxes, with the wired head's shapes for "the river bank"."""
-    T, d = m2["outputs"].shape
-    d_k = m2["Q"].shape[1]
+    T, d = m2.outputs.shape
+    d_k = m2.Q.shape[1]
     fig, ax = new_figure(11, 3.8, margins={"left": 0.01, "right": 0.99, "bottom": 0.02, "top": 0.9})
     ax.set_axis_off()
     ax.set(xlim=(0, 11), ylim=(0, 4))
@@ -146,10 +148,11 @@ def pipeline(m2, path):
 
 
 @styled
-def scaling(s5, path):
+def scaling(m2, path):  # module2.Result, Path -> Path
     """[S5]: average top softmax weight vs d, unscaled (red) and scaled by 1/sqrt(d) (blue)."""
-    dims = np.array(list(s5))
-    std, unscaled, scaled = (np.array(col) for col in zip(*s5.values(), strict=True))
+    s5 = m2.scaling
+    dims = np.array(s5.dims)
+    std, unscaled, scaled = np.array(s5.std), np.array(s5.unscaled), np.array(s5.scaled)
     fig, (ax, ax_std) = new_figure(11, 4.4, ncols=2, gridspec_kw={"width_ratios": [3, 2]}, margins={
         "left": 0.06, "right": 0.95, "bottom": 0.12, "top": 0.91, "wspace": 0.22})
     for values, color, name in ((unscaled, RED, "unscaled: softmax(q.k)"),
@@ -177,18 +180,11 @@ def scaling(s5, path):
     return save(fig, path)
 
 
-# figure name -> (rough draw time in seconds, for sharing the work; how to draw it)
-FIGURES = {
-    "bank_split": (0.3, lambda r, path: bank_split(r["m1"], path)),
-    "weights_heatmaps": (0.45, lambda r, path: weights_heatmaps(r["m1"], r["m2"], path)),
-    "bank_three_lives": (0.25, lambda r, path: bank_three_lives(r["m1"], r["m2"], path)),
-    "pipeline": (0.2, lambda r, path: pipeline(r["m2"], path)),
-    "scaling": (0.4, lambda r, path: scaling(r["s5"], path)),
+M1, M2 = module1.Result, module2.Result
+FIGURES = {  # file name -> Drawing(the results it reads, rough seconds to draw, draw)
+    "bank_split.png": Drawing((M1,), 0.3, bank_split),
+    "weights_heatmaps.png": Drawing((M1, M2), 0.45, weights_heatmaps),
+    "bank_three_lives.png": Drawing((M1, M2), 0.25, bank_three_lives),
+    "pipeline.png": Drawing((M2,), 0.2, pipeline),
+    "scaling.png": Drawing((M2,), 0.4, scaling),
 }
-
-
-def jobs(results, out):  # dict, Path -> [(cost, path, draw)]
-    """One drawing job per figure, each writing out/NAME.png when called."""
-    return [(cost, out / f"{name}.png",
-             lambda draw=draw, path=out / f"{name}.png": draw(results, path))
-            for name, (cost, draw) in FIGURES.items()]

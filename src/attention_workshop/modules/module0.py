@@ -3,17 +3,34 @@
 Writes log lines 1-26; its measurements are the ones Modules 1 and 2 lean on.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from attention_workshop.attention import softmax
 from attention_workshop.embeddings import AXES, EMBED, LESSON_WORDS, SENT_MONEY, SENT_RIVER, embed
 from attention_workshop.report import fmt_list, matrix_lines
 
+TITLE = "Module 0: the embedding table, the dot product, softmax"
 SHARPEN = 5.0  # the "x 5" demo: how much sharper softmax gets when scores grow
 
 
-def run(log):
-    """Log Module 0's facts; return bank's scores and weights for the figures."""
+@dataclass(frozen=True)
+class Result:
+    """Bank's row against the table, and softmax on bank's scores in "the river bank"."""
+
+    bank_dots: dict  # word -> bank's row . the word's row, for the, river, money, bank
+    scores: np.ndarray  # [3] bank's scores against the, river, bank
+    weights: np.ndarray  # [3] softmax(scores): [0.185, 0.317, 0.498]
+    sharp: np.ndarray  # [3] softmax(SHARPEN * scores), the "x 5" demo
+    shifted: np.ndarray  # [3] softmax(scores + 10)
+    shift_changes: bool  # does adding 10 change softmax? (False: only differences matter)
+    diagonals: dict  # sentence -> [3] the diagonal of its raw score matrix X @ X.T
+    self_match: bool  # in both sentences, every raw score row peaks on its diagonal
+
+
+def run(log, earlier):
+    """Log Module 0's facts (it reads no earlier module); return them for the quiz."""
     log.section(1, "Module 0: the embedding table (one fixed row per word)")
     log(f"  axes: {', '.join(AXES)}")
     rows = [EMBED[w] for w in LESSON_WORDS]
@@ -23,10 +40,11 @@ def run(log):
 
     log.section(2, "Module 0: the dot product as a similarity meter, then softmax")
     log("  dot products of bank's row with each row (bigger = more alike):")
-    for word in LESSON_WORDS:
-        log(f"    bank . {word:<5} = {bank @ EMBED[word]:.3f}")
+    bank_dots = {word: bank @ EMBED[word] for word in LESSON_WORDS}
+    for word, dot in bank_dots.items():
+        log(f"    bank . {word:<5} = {dot:.3f}")
     squares = " + ".join(f"{v:.1f}^2" for v in bank)
-    log(f"  self-match is a sum of squares: bank . bank = {squares} = {bank @ bank:.3f}")
+    log(f"  self-match is a sum of squares: bank . bank = {squares} = {bank_dots['bank']:.3f}")
 
     for sentence in (SENT_MONEY, SENT_RIVER):  # the river sentence last: the demo below uses it
         X = embed(sentence)  # [3, 4]
@@ -45,8 +63,12 @@ def run(log):
     log(f"  scores x 10000 stay finite after softmax? {bool(np.isfinite(huge).all())}")
 
     log("  self-match fact: in each raw score row, is the word's own score the largest?")
+    diagonals, own = {}, {}
     for sentence in (SENT_RIVER, SENT_MONEY):
         S = embed(sentence) @ embed(sentence).T  # [T, T]
-        own = bool((S.argmax(axis=1) == np.arange(len(S))).all())
-        log(f"    \"{sentence}\": {own} (diagonal {fmt_list(np.diag(S))})")
-    return {"bank_scores": scores, "bank_weights": weights, "bank_sharp": sharp}
+        own[sentence] = bool((S.argmax(axis=1) == np.arange(len(S))).all())
+        diagonals[sentence] = np.diag(S)  # [T]
+        log(f"    \"{sentence}\": {own[sentence]} (diagonal {fmt_list(diagonals[sentence])})")
+    return Result(bank_dots=bank_dots, scores=scores, weights=weights, sharp=sharp,
+                  shifted=shifted, shift_changes=not same, diagonals=diagonals,
+                  self_match=all(own.values()))

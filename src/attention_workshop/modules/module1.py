@@ -3,15 +3,33 @@
 Writes log lines 27-52; lessons cite 28, 29-34, 35-44 and 45-49.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from attention_workshop.attention import simple_attention
 from attention_workshop.embeddings import AXES, SENT_MONEY, SENT_RIVER, embed, tokenize
 from attention_workshop.report import fmt_list, matrix_lines, named_vector
 
+TITLE = "Module 1: the simplest attention that works"
 
-def run(log):
-    """Log Module 1; return both sentences' inputs, weights and outputs for the figures."""
+
+@dataclass(frozen=True)
+class Result:
+    """Simple attention on both lesson sentences; rows and columns are the, river|money, bank."""
+
+    X_river: np.ndarray  # [3, 4] the embedding rows of "the river bank"
+    X_money: np.ndarray  # [3, 4] the embedding rows of "the money bank"
+    scores_river: np.ndarray  # [3, 3] X @ X.T, symmetric
+    weights_river: np.ndarray  # [3, 3] each row of scores softmaxed
+    weights_money: np.ndarray  # [3, 3]
+    outputs_river: np.ndarray  # [3, 4] weights @ X: row 2 is bank's new vector
+    outputs_money: np.ndarray  # [3, 4]
+    average_river: np.ndarray  # [4] the equal average of the rows, the ruled-out attempt
+
+
+def run(log, earlier):
+    """Log Module 1 (it reads no earlier module); return both sentences' attention."""
     log.section(3, "Module 1: the simplest attention (scores X @ X.T, row softmax, blend)")
     X_river, X_money = embed(SENT_RIVER), embed(SENT_MONEY)  # [3, 4] each
     same = bool(np.array_equal(X_river[2], X_money[2]))
@@ -42,11 +60,10 @@ def run(log):
         log(f"  water vs money, {name} sentence: {out[2, 0]:.3f} vs {out[2, 1]:.3f}")
 
     # The failed first attempt: an equal average forgets who is asking.
-    for sentence, X in ((SENT_RIVER, X_river), (SENT_MONEY, X_money)):
-        log(f'  equal average of all rows, "{sentence}": {fmt_list(X.mean(axis=0), 2)}')
+    average = {SENT_RIVER: X_river.mean(axis=0), SENT_MONEY: X_money.mean(axis=0)}  # [4] each
+    for sentence, mean in average.items():
+        log(f'  equal average of all rows, "{sentence}": {fmt_list(mean, 2)}')
     log("  an equal average hands every word the same vector: the words become indistinguishable")
-    return {
-        "X": {SENT_RIVER: X_river, SENT_MONEY: X_money},
-        "weights": {SENT_RIVER: W_river, SENT_MONEY: W_money},
-        "outputs": {SENT_RIVER: out_river, SENT_MONEY: out_money},
-    }
+    return Result(X_river=X_river, X_money=X_money, scores_river=S_river, weights_river=W_river,
+                  weights_money=W_money, outputs_river=out_river, outputs_money=out_money,
+                  average_river=average[SENT_RIVER])

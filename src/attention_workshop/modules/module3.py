@@ -4,6 +4,8 @@ Writes log lines 81 onward ([S6]-[S9]). The forward pass runs in float64 here, s
 printed digit is the same on every machine and with any number of BLAS threads.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from attention_workshop.attention import softmax
@@ -11,9 +13,24 @@ from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
 from attention_workshop.real.heads import heads_toward
 from attention_workshop.report import matrix_lines
 
+TITLE = "Module 3: the real thing (MiniLM)"
+NEEDS_REAL = True  # loads MiniLM's weights: `run --no-real` skips this module
 MODEL = "minilm"
 MODEL_NAME = "all-MiniLM-L6-v2"
 TOP = 3  # heads listed per topic word
+
+
+@dataclass(frozen=True)
+class Result:
+    """MiniLM on the lesson sentences, run in float64 by attention_workshop.real."""
+
+    model: object  # the loaded real.Model: .config (n_layer, n_head, d_model, d_head), .run(text)
+    river: object  # real.RunResult for "the river bank": .tokens [T], .attentions [L, H, T, T],
+    #                .queries and .keys [L, H, T, d_head]
+    bank: int  # bank's token position, the same in both sentences
+    to_river: np.ndarray  # [L, H] bank's weight on river in "the river bank", every layer and head
+    to_money: np.ndarray  # [L, H] bank's weight on money in "the money bank"
+    strongest: tuple  # (layer, head) where bank looks hardest at river
 
 
 def cosine(a, b):  # [d], [d] -> float
@@ -46,27 +63,26 @@ def log_model(log, model, runs):
         f"{runs[SENT_RIVER].tokens.index('bank')} in both")
 
 
-def log_heads(log, runs):  # -> layer of the strongest bank -> river head, for the figure
+def log_heads(log, runs):  # -> {topic: [L, H] bank's weight on it}, the top river heads
     log.section(7, 'which heads send "bank" to its topic word (layers and heads count from 0)')
-    strongest = {}
+    to_topic, strongest = {}, {}
     for sentence, topic in ((SENT_RIVER, "river"), (SENT_MONEY, "money")):
         r = runs[sentence]
         b, t = r.tokens.index("bank"), r.tokens.index(topic)
-        top = heads_toward(r.attentions, b, t, TOP)
-        listed = ", ".join(f"L{lay} H{h} = {w:.3f}" for lay, h, w in top)
+        strongest[topic] = heads_toward(r.attentions, b, t, TOP)
+        listed = ", ".join(f"L{lay} H{h} = {w:.3f}" for lay, h, w in strongest[topic])
         log(f'  bank -> {topic} in "{sentence}": {listed}')
-        mean = r.attentions[:, :, b, t].mean()
-        log(f"    mean over all {r.attentions.shape[0] * r.attentions.shape[1]} heads: "
-            f"{mean:.3f} (even spread over {len(r.tokens)} tokens: {1 / len(r.tokens):.3f})")
-        strongest[sentence] = top
-    for lay, h, _ in strongest[SENT_RIVER][:2]:
+        to_topic[topic] = r.attentions[:, :, b, t]  # [L, H]
+        log(f"    mean over all {to_topic[topic].size} heads: {to_topic[topic].mean():.3f} "
+            f"(even spread over {len(r.tokens)} tokens: {1 / len(r.tokens):.3f})")
+    for lay, h, _ in strongest["river"][:2]:
         r = runs[SENT_RIVER]
         kind = ("previous-token head: every word looks at the word before it"
                 if is_previous_token_head(r.attentions[lay, h], r.special)
                 else "looks by content, not by position")
         log(f'  L{lay} H{h} on "{SENT_RIVER}" ({kind}):')
         log.extend(matrix_lines(r.tokens, r.tokens, r.attentions[lay, h]))
-    return strongest[SENT_RIVER][0][0]
+    return to_topic, strongest["river"]
 
 
 def log_drift(log, model, runs):
@@ -104,19 +120,18 @@ def log_scaling(log, model, runs):
         f"{top_weight(scores / np.sqrt(d)):.3f}")
 
 
-def run(log):
-    """Log Module 3; return both sentences' runs and the layer to draw, for the figures."""
+def run(log, earlier):
+    """Log Module 3 (it reads no earlier module, but follows their log lines)."""
     from attention_workshop.real import load_model  # safetensors, tokenizers: only here
 
     log.expect_line(81)
     model = load_model(MODEL, dtype=np.float64)  # float64: identical digits everywhere
     runs = {sentence: model.run(sentence) for sentence in (SENT_RIVER, SENT_MONEY)}
     log_model(log, model, runs)
-    grid_layer = log_heads(log, runs)
+    to_topic, top_river = log_heads(log, runs)
     log_drift(log, model, runs)
     log_scaling(log, model, runs)
-    river, money = runs[SENT_RIVER], runs[SENT_MONEY]
-    return {"model_name": MODEL_NAME, "sentences": (SENT_RIVER, SENT_MONEY), "river": river,
-            "money": money, "bank": river.tokens.index("bank"),
-            "river_index": river.tokens.index("river"),
-            "money_index": money.tokens.index("money"), "grid_layer": grid_layer}
+    river = runs[SENT_RIVER]
+    return Result(model=model, river=river, bank=river.tokens.index("bank"),
+                  to_river=to_topic["river"], to_money=to_topic["money"],
+                  strongest=top_river[0][:2])

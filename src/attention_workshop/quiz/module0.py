@@ -1,17 +1,14 @@
 """Module 0's quiz: the table, the dot product as a similarity meter, softmax.
 
-Every answer is computed here with the functions the log uses (embed, softmax).
+Every answer is one Module 0 measured for results.log (modules/module0.py).
 """
 
 import numpy as np
 
-from attention_workshop.attention import softmax
-from attention_workshop.embeddings import EMBED, LESSON_WORDS, SENT_MONEY, SENT_RIVER, embed
-from attention_workshop.modules.module0 import SHARPEN
+from attention_workshop.embeddings import EMBED, SENT_MONEY, SENT_RIVER
+from attention_workshop.modules import module0
 from attention_workshop.quiz.engine import Question, choice
 from attention_workshop.report import fmt_list
-
-TITLE = "Module 0: the embedding table, the dot product, softmax"
 
 
 def _terms(a, b):
@@ -19,26 +16,20 @@ def _terms(a, b):
     return " + ".join(f"{x:.1f} x {y:.1f}" for x, y in zip(a, b, strict=True))
 
 
-def questions():
+def questions(results):  # {Result class: Result} -> [Question]
+    m0 = results[module0.Result]
     bank, river = EMBED["bank"], EMBED["river"]
-    X = embed(SENT_RIVER)  # [3, 4]
-    scores = X[2] @ X.T  # bank's row of raw scores
-    weights = softmax(scores)
-    sharp = softmax(SHARPEN * scores)
-    shifted = softmax(scores + 10.0)
-    diagonals = {s: np.diag(embed(s) @ embed(s).T) for s in (SENT_RIVER, SENT_MONEY)}
-    self_wins = all(bool((embed(s) @ embed(s).T).argmax(axis=1).tolist() == list(range(3)))
-                    for s in diagonals)
-    others = {w: bank @ EMBED[w] for w in LESSON_WORDS if w != "bank"}
+    scores, weights, sharp, shifted = m0.scores, m0.weights, m0.sharp, m0.shifted
+    diagonals = m0.diagonals
+    others = {w: dot for w, dot in m0.bank_dots.items() if w != "bank"}
     closest = max(others, key=others.get)
-    lengths = {w: float(np.linalg.norm(EMBED[w])) for w in LESSON_WORDS}
 
     return [
         Question(
             f"The similarity meter: what is the dot product of bank's row {fmt_list(bank, 1)} "
             f"and river's row {fmt_list(river, 1)}?",
-            float(bank @ river),
-            f"Multiply slot by slot and add: {_terms(bank, river)} = {bank @ river:.3f}. "
+            float(m0.bank_dots["river"]),
+            f"Multiply slot by slot and add: {_terms(bank, river)} = {m0.bank_dots['river']:.3f}. "
             "The two rows agree on water and on place; nothing else overlaps."),
         Question(
             f'In "{SENT_RIVER}" bank\'s scores against the, river, bank are {fmt_list(scores)}. '
@@ -56,12 +47,13 @@ def questions():
              "same way",
              "every row of the table has length exactly 1",
              "dot products are symmetric, so the diagonal must be largest"],
-            1 if self_wins else 0,
-            "bank . bank = " + " + ".join(f"{v:.1f}^2" for v in bank) + f" = {bank @ bank:.3f}, "
+            1 if m0.self_match else 0,
+            "bank . bank = " + " + ".join(f"{v:.1f}^2" for v in bank)
+            + f" = {m0.bank_dots['bank']:.3f}, "
             f"more than its score with {closest} ({others[closest]:.3f}), its best other "
             f"match. Diagonals: {fmt_list(diagonals[SENT_RIVER])} and "
             f"{fmt_list(diagonals[SENT_MONEY])}. The scores are fixed before softmax runs, the "
-            f"rows are not unit length (river's is {lengths['river']:.3f}), and symmetry says "
+            f"rows are not unit length (river's is {np.linalg.norm(river):.3f}), and symmetry says "
             "nothing about which entry is largest."),
         Question(
             f"'the' scores {scores[0]:.3f} against bank (nothing in common). What share of "
@@ -71,18 +63,18 @@ def questions():
             f"e^{scores[2]:.2f}) = {weights[0]:.3f} of the shares. Softmax never hands out an "
             "exact zero."),
         Question(
-            f"Multiply bank's scores {fmt_list(scores)} by {SHARPEN:.0f} before softmax. What "
-            "becomes its largest share?",
+            f"Multiply bank's scores {fmt_list(scores)} by {module0.SHARPEN:.0f} before softmax. "
+            "What becomes its largest share?",
             float(sharp.max()),
-            f"softmax({fmt_list(SHARPEN * scores)}) = {fmt_list(sharp)}: the top share goes "
-            f"from {weights.max():.3f} to {sharp.max():.3f}. Bigger gaps between scores make "
+            f"softmax({fmt_list(module0.SHARPEN * scores)}) = {fmt_list(sharp)}: the top share "
+            f"goes from {weights.max():.3f} to {sharp.max():.3f}. Bigger gaps between scores make "
             "softmax sharper."),
         choice(
             f"Add 10 to each of bank's scores {fmt_list(scores)} before softmax. What happens "
             "to the three shares?",
             ["every share grows", "nothing: the shares stay the same",
              "the top share grows toward 1", "the shares no longer sum to 1"],
-            1 if np.allclose(shifted, weights, rtol=0, atol=1e-15) else 2,
+            2 if m0.shift_changes else 1,
             f"softmax({fmt_list(scores + 10)}) = {fmt_list(shifted)}, the same as before: "
             "e^(s + 10) = e^10 x e^s, and the common factor e^10 cancels when dividing by the "
             "total. Only differences between scores matter."),

@@ -1,28 +1,27 @@
 """Module 1's quiz: the simplest attention (scores X @ X.T, row softmax, blend).
 
-Every answer is computed here with the functions the log and `explore` use.
-Question 6 and 7 are about the money-sentence slow-motion table the lesson asks
-the learner to rebuild.
+Every answer is one Module 1 measured for results.log (modules/module1.py); questions 6
+and 7 are about the money-sentence slow-motion table the lesson asks the learner to
+rebuild, laid out by `explore`'s slow_motion.
 """
 
 import numpy as np
 
-from attention_workshop.attention import simple_attention
-from attention_workshop.embeddings import AXES, SENT_MONEY, SENT_RIVER, embed, tokenize
+from attention_workshop.embeddings import AXES, SENT_MONEY, SENT_RIVER, tokenize
 from attention_workshop.explore import slow_motion
+from attention_workshop.modules import module1
 from attention_workshop.quiz.engine import Question, choice
 from attention_workshop.report import fmt_list
 
-TITLE = "Module 1: the simplest attention that works"
 
-
-def questions():
-    X_river, X_money = embed(SENT_RIVER), embed(SENT_MONEY)  # [3, 4] each
-    out_river, W_river = simple_attention(X_river)
-    out_money, W_money = simple_attention(X_money)
-    S_river = X_river @ X_river.T  # [3, 3]
+def questions(results):  # {Result class: Result} -> [Question]
+    m1 = results[module1.Result]
+    X_river, X_money = m1.X_river, m1.X_money  # [3, 4] each
+    out_river, W_river = m1.outputs_river, m1.weights_river  # [3, 4], [3, 3]
+    out_money, W_money = m1.outputs_money, m1.weights_money
+    S_river = m1.scores_river  # [3, 3]
     words_river, words_money = tokenize(SENT_RIVER), tokenize(SENT_MONEY)
-    average = X_river.mean(axis=0)  # [4]
+    average = m1.average_river  # [4]
     self_top = bool((W_river.argmax(axis=1) == np.arange(3)).all())
     scaled_river, _ = slow_motion(W_river[2], X_river)  # [3, 4]
     scaled_money, sums_money = slow_motion(W_money[2], X_money)  # [3, 4], [4]

@@ -1,34 +1,29 @@
 """Module 2's quiz: queries and keys wired by hand, and why scores are divided by sqrt(d_k).
 
-Every answer is computed here with the functions the log uses (wired_attention,
-scaling_experiment).
+Every answer is one Module 2 measured for results.log (modules/module2.py), beside
+Module 1's raw numbers.
 """
 
 import numpy as np
 
-from attention_workshop.attention import W_K_WIRED, W_Q_WIRED, simple_attention, wired_attention
-from attention_workshop.embeddings import AXES, SENT_RIVER, embed, tokenize
+from attention_workshop.attention import W_Q_WIRED
+from attention_workshop.embeddings import AXES, SENT_RIVER, tokenize
 from attention_workshop.explore import slow_motion
-from attention_workshop.modules.module2 import scaling_experiment
+from attention_workshop.modules import module1, module2
 from attention_workshop.quiz.engine import Question, choice
 from attention_workshop.report import fmt_list
 
-TITLE = "Module 2: queries, keys, and one carefully chosen constant"
 
-
-def questions():
-    X = embed(SENT_RIVER)  # [3, 4]
+def questions(results):  # {Result class: Result} -> [Question]
+    m1, m2 = results[module1.Result], results[module2.Result]
+    X = m1.X_river  # [3, 4]
     words = tokenize(SENT_RIVER)
-    Q, K = X @ W_Q_WIRED, X @ W_K_WIRED  # [3, 2] each
-    out, weights, scores = wired_attention(X)
-    raw_out, _ = simple_attention(X)
+    Q, K, out, weights, scores = m2.Q, m2.K, m2.outputs, m2.weights, m2.scores
+    raw_out = m1.outputs_river  # [3, 4]
     scaled, _ = slow_motion(weights[2], X)  # [3, 4]
-    d_k = W_K_WIRED.shape[1]
+    d_k = K.shape[1]
     place, water = AXES.index("place"), AXES.index("water")
-    scaling = scaling_experiment()
-    dims = sorted(scaling)
-    unscaled = [scaling[d][1] for d in dims]
-    flat = [scaling[d][2] for d in dims]
+    dims, unscaled, flat = m2.scaling.dims, m2.scaling.unscaled, m2.scaling.scaled
 
     return [
         Question(
@@ -85,7 +80,7 @@ def questions():
              "falls toward 1/8"],
             0 if unscaled[-1] > unscaled[0] + 0.1 else 1,
             f"Unscaled: {fmt_list(unscaled)} for d = {', '.join(map(str, dims))}. Scores "
-            f"spread like sqrt(d) (std {scaling[dims[-1]][0]:.2f} at d = {dims[-1]}), so "
+            f"spread like sqrt(d) (std {m2.scaling.std[-1]:.2f} at d = {dims[-1]}), so "
             "softmax turns winner-take-all. Divided by sqrt(d) the top weight stays flat: "
             f"{fmt_list(flat)}."),
     ]

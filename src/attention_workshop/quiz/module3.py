@@ -1,30 +1,25 @@
 """Module 3's quiz: the same formula inside a real pretrained transformer (MiniLM).
 
-Answers come from the real model run by this package's own NumPy code
-(`attention_workshop.real`), and from the core's attention functions.
+Answers come from Module 3's run of MiniLM (modules/module3.py, by this package's own
+NumPy code), one more sentence through the same model, and the core's attention functions.
 """
 
 import numpy as np
 
 from attention_workshop.attention import causal_mask, scaled_dot_product_attention, softmax
 from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
+from attention_workshop.modules import module3
 from attention_workshop.quiz.engine import Question, choice
 from attention_workshop.report import fmt_list
 
-TITLE = "Module 3: the real thing (MiniLM)"
 
-
-def questions():
-    from attention_workshop.real import load_model  # loads the weights: only when asked
-
-    model = load_model("minilm")
+def questions(results):  # {Result class: Result} -> [Question]
+    m3 = results[module3.Result]
+    model, river, i = m3.model, m3.river, m3.bank
     cfg = model.config
-    river, money = model.run(SENT_RIVER), model.run(SENT_MONEY)
-    i, j = river.tokens.index("bank"), river.tokens.index("river")
-    to_river = river.attentions[:, :, i, j]  # [n_layer, n_head]
-    layer, head = (int(x) for x in np.unravel_index(to_river.argmax(), to_river.shape))
-    to_money = money.attentions[layer, head, money.tokens.index("bank"),
-                                money.tokens.index("money")]
+    to_river = m3.to_river  # [n_layer, n_head]
+    layer, head = m3.strongest
+    to_money = m3.to_money[layer, head]
     q, k = river.queries[layer, head], river.keys[layer, head]  # [T, d_head] each
     recomputed = softmax(q @ k.T / np.sqrt(cfg.d_head))  # [T, T]
     same = bool(np.allclose(recomputed, river.attentions[layer, head], atol=1e-5))
