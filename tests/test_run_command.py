@@ -46,10 +46,10 @@ def test_unknown_option_is_one_line_and_exit_2(capsys):
 def test_failed_run_leaves_the_previous_log_untouched(tmp_path, monkeypatch):
     (tmp_path / "results.log").write_text("a good log\n")
 
-    def broken(log):
+    def broken():
         raise RuntimeError("interrupted")
 
-    monkeypatch.setattr(module2, "run_scaling", broken)
+    monkeypatch.setattr(module2, "scaling_experiment", broken)
     with pytest.raises(RuntimeError):
         run_workshop(tmp_path, figures=False, real=False, say=lambda _: None)
     assert (tmp_path / "results.log").read_text() == "a good log\n"
@@ -90,10 +90,10 @@ def test_help_does_not_import_heavy_packages():
 
 
 def test_failed_run_writes_no_figures_and_leaves_no_staging(tmp_path, monkeypatch):
-    def broken(log):
+    def broken():
         raise RuntimeError("interrupted")
 
-    monkeypatch.setattr(module2, "run_scaling", broken)
+    monkeypatch.setattr(module2, "scaling_experiment", broken)
     with pytest.raises(RuntimeError):
         run_workshop(tmp_path, figures=True, real=False, say=lambda _: None)
     assert list(tmp_path.iterdir()) == []
@@ -136,10 +136,10 @@ def test_split_shares_the_work_longest_first():
 
 
 def test_failed_run_removes_the_folder_it_created(tmp_path, monkeypatch):
-    def broken(log):
+    def broken():
         raise RuntimeError("interrupted")
 
-    monkeypatch.setattr(module2, "run_scaling", broken)
+    monkeypatch.setattr(module2, "scaling_experiment", broken)
     with pytest.raises(RuntimeError):
         run_workshop(tmp_path / "new", figures=True, real=False, say=lambda _: None)
     assert list(tmp_path.iterdir()) == []
