@@ -38,7 +38,8 @@ def build_parser():
     sub.required = True
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(f"attention_workshop.commands.{module_name}")
-        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        text = module.HELP() if callable(module.HELP) else module.HELP
+        command = sub.add_parser(name, help=text, description=text)
         module.add_arguments(command)
         command.set_defaults(handler=module.main)
     return parser

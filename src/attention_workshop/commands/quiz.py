@@ -2,7 +2,9 @@
 
 from attention_workshop.quiz import keys
 
-HELP = f"take a module's quiz ({', '.join(keys())}; all of them if MODULE is left out)"
+
+def HELP():  # upper case: the name every command defines
+    return f"take a module's quiz ({', '.join(keys())}; all of them if MODULE is left out)"
 
 
 def add_arguments(parser):

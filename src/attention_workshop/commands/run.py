@@ -1,10 +1,12 @@
 """`attention-workshop run`: every module, its results.log and its figures."""
 
+from attention_workshop import modules
 from attention_workshop.files import DEFAULT_OUT
-from attention_workshop.modules import MODULES, key
 
-HELP = (f"run every module ({key(MODULES[0])}-{key(MODULES[-1])}), write results.log and the "
-        "figures")
+
+def HELP():  # upper case: the name every command defines
+    first, last = modules.key(modules.MODULES[0]), modules.key(modules.MODULES[-1])
+    return f"run every module ({first}-{last}), write results.log and the figures"
 
 
 def add_arguments(parser):

@@ -1,0 +1,94 @@
+"""A new module is a module file, a figure and a quiz plus a line in each registry.
+
+The tiny Module 4 below is defined here, as its three files would define it; the test
+adds it to the registries (modules.MODULES, figures.FILES) and, standing in for the files,
+to sys.modules. `run`, `quiz` and their help then show it with nothing else edited.
+"""
+
+import math
+import sys
+import types
+from dataclasses import dataclass
+
+import pytest
+
+from attention_workshop import cli, figures, modules
+from attention_workshop.commands import quiz, run  # noqa: F401 (loaded before the lists grow)
+from attention_workshop.figures import Drawing, canvas
+from attention_workshop.modules import module1
+from attention_workshop.quiz.engine import Question
+
+TITLE = "Module 4: bank's share for river, read from Module 1"
+
+
+@dataclass(frozen=True)
+class Result:
+    share: float  # bank's raw weight on river in "the river bank"
+
+
+def run_module4(log, earlier):
+    share = float(earlier[module1.Result].weights_river[2, 1])
+    log.section(10, TITLE)
+    log(f"  bank -> river, raw: {share:.3f}")
+    return Result(share=share)
+
+
+def draw_share(result, path):  # Result, Path -> Path
+    fig, ax = canvas.new_figure(3, 2)
+    ax.bar(["river"], [result.share])
+    ax.set_title(f"bank -> river: {result.share:.3f}")
+    return canvas.save(fig, path)
+
+
+def questions(results):
+    share = results[Result].share
+    return [Question("What share of bank's raw attention goes to river?", share,
+                     f"softmax([0, 0.54, 0.99]) gives river {share:.3f}.")]
+
+
+def hand_share():
+    """softmax of bank's dot products with the, river, bank, worked from the lesson's rows."""
+    scores = [0.0, 0.3 * 0.9 + 0.9 * 0.3, 0.3**2 + 0.3**2 + 0.9**2]
+    e = [math.exp(s) for s in scores]
+    return e[1] / sum(e)
+
+
+def as_file(name, **attributes):  # a module object, as importing the file NAME would give
+    file = types.ModuleType(name)
+    file.__dict__.update(attributes)
+    return file
+
+
+@pytest.fixture
+def module4(monkeypatch):
+    files = [as_file("attention_workshop.modules.module4", TITLE=TITLE, Result=Result,
+                     run=run_module4),
+             as_file("attention_workshop.figures.tiny",
+                     FIGURES={"tiny_share.png": Drawing((Result,), 0.05, draw_share)}),
+             as_file("attention_workshop.quiz.module4", questions=questions)]
+    for file in files:
+        monkeypatch.setitem(sys.modules, file.__name__, file)
+    monkeypatch.setattr(modules, "MODULES", (*modules.MODULES, "module4"))
+    monkeypatch.setattr(figures, "FILES", (*figures.FILES, "tiny"))
+
+
+def test_run_writes_its_log_lines_and_draws_its_figure(module4, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert cli.main(["run", "--no-real", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    lines = (out / "results.log").read_text().splitlines()
+    assert lines[80:] == [f"[S10] {TITLE}", f"  bank -> river, raw: {hand_share():.3f}"]
+    assert (out / "tiny_share.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert f"wrote {out / 'tiny_share.png'}" in printed
+    assert f"wrote {out / 'scaling.png'}" in printed  # the others are still drawn
+
+
+def test_its_quiz_and_the_help_list_it(module4, capsys):
+    assert cli.main(["quiz", "--reveal"]) == 0
+    out = capsys.readouterr().out
+    assert f"{TITLE}: 1 questions" in out
+    assert f"  answer: {hand_share():.3f}" in out.split(TITLE)[1]
+    assert cli.main(["quiz", "--help"]) == 0
+    assert "0, 1, 2, 3, 4;" in capsys.readouterr().out
+    assert cli.main(["run", "--help"]) == 0
+    assert "run every module (0-4)" in capsys.readouterr().out
