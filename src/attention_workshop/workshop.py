@@ -36,8 +36,8 @@ def compute(log, real=False, modules=None, missing=None):
 def run_workshop(out_dir, figures=True, real=True, say=print):
     """Write out_dir/results.log and (unless figures=False) the PNG figures; return their paths.
 
-    real=False skips Module 3 (the pretrained model). Files are written only after every
-    module has succeeded, each one atomically.
+    real=False skips the modules that load a pretrained model (NEEDS_REAL: Module 3). Files
+    are written only after every module has succeeded, each one atomically.
     """
     created = not Path(out_dir).exists()
     out = writable_dir(out_dir)

@@ -10,6 +10,7 @@ import numpy as np
 
 from attention_workshop.attention import softmax
 from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
+from attention_workshop.real import Model, RunResult
 from attention_workshop.real.heads import heads_toward
 from attention_workshop.report import matrix_lines
 
@@ -24,9 +25,9 @@ TOP = 3  # heads listed per topic word
 class Result:
     """MiniLM on the lesson sentences, run in float64 by attention_workshop.real."""
 
-    model: object  # the loaded real.Model: .config (n_layer, n_head, d_model, d_head), .run(text)
-    river: object  # real.RunResult for "the river bank": .tokens [T], .attentions [L, H, T, T],
-    #                .queries and .keys [L, H, T, d_head]
+    model: Model  # MiniLM as loaded: .config (n_layer, n_head, d_model, d_head), .run(text)
+    river: RunResult  # "the river bank": .tokens [T], .attentions [L, H, T, T], .queries and
+    #                   .keys [L, H, T, d_head]
     bank: int  # bank's token position, the same in both sentences
     to_river: np.ndarray  # [L, H] bank's weight on river in "the river bank", every layer and head
     to_money: np.ndarray  # [L, H] bank's weight on money in "the money bank"
