@@ -1,10 +1,14 @@
-"""A new module is a module file, a figure and a quiz plus a line in each registry.
+"""One shape per module: every module follows the interface written in modules/__init__.py,
+and a new one is a module file, a figure and a quiz plus a line in each registry.
 
 The tiny Module 4 below is defined here, as its three files would define it; the test
 adds it to the registries (modules.MODULES, figures.FILES) and, standing in for the files,
 to sys.modules. `run`, `quiz` and their help then show it with nothing else edited.
 """
 
+import dataclasses
+import importlib
+import inspect
 import math
 import sys
 import types
@@ -44,6 +48,26 @@ def questions(results):
     share = results[Result].share
     return [Question("What share of bank's raw attention goes to river?", share,
                      f"softmax([0, 0.54, 0.99]) gives river {share:.3f}.")]
+
+
+@pytest.mark.parametrize("name", modules.MODULES)
+def test_every_module_follows_the_interface(name):
+    [module] = modules.load([name])
+    assert module.TITLE.startswith(f"Module {modules.key(name)}: ")
+    assert dataclasses.is_dataclass(module.Result)
+    assert module.Result.__dataclass_params__.frozen
+    assert list(inspect.signature(module.run).parameters) == ["log", "earlier"]
+    quiz_questions = importlib.import_module(f"attention_workshop.quiz.{name}").questions
+    assert list(inspect.signature(quiz_questions).parameters) == ["results"]
+
+
+def test_every_figure_reads_results_of_listed_modules():
+    kinds = {module.Result for module in modules.load()}
+    drawings = figures.registry()
+    assert {"bank_split.png", "scaling.png", "real_head_view.html"} <= set(drawings)
+    for name, drawing in drawings.items():
+        assert drawing.reads and set(drawing.reads) <= kinds, name
+        assert drawing.cost > 0 and name.endswith((".png", ".html"))
 
 
 def hand_share():
