@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from attention_workshop import cli
 from attention_workshop.embeddings import EMBED
-from attention_workshop.explore import as_json, explore, slow_motion
-from attention_workshop.tables import Wiring
+from attention_workshop.explore import explore, slow_motion
+from attention_workshop.explore.json_view import as_json
+from attention_workshop.explore.tables import Wiring
 
 WORDS = sorted(EMBED)
 

@@ -2,6 +2,8 @@
 
 import sys
 
+from attention_workshop.explore.views import VIEWS, help_text
+
 HELP = "show the raw and the wired attention head on any sentence, side by side"
 
 
@@ -14,26 +16,23 @@ def add_arguments(parser):
     parser.add_argument("--wk", metavar="FILE", help="your own W_K wiring (.toml or .json)")
     parser.add_argument("--word", metavar="WORD",
                         help="also show this word's blend in slow motion, term by term")
-    parser.add_argument("--format", choices=("text", "json"), default="text",
-                        help="text tables (default) or JSON with full-precision numbers")
+    parser.add_argument("--format", choices=tuple(VIEWS), default=next(iter(VIEWS)),
+                        help=help_text())
     parser.add_argument("--out", metavar="DIR",
                         help="also draw the weights (and --word's three lives) into DIR")
 
 
 def main(args):
-    from attention_workshop.explore import as_json, dumps, explore
-    from attention_workshop.explore_view import text_lines
-    from attention_workshop.tables import load_table, load_wiring
+    from attention_workshop.explore import explore
+    from attention_workshop.explore.tables import load_table, load_wiring
+    from attention_workshop.explore.views import render
 
     table = load_table(args.table) if args.table else None
     w_q = load_wiring(args.wq, "W_Q") if args.wq else None
     w_k = load_wiring(args.wk, "W_K") if args.wk else None
     ex = explore(args.sentence, table, w_q, w_k)
     # Build the whole output before printing, so an error leaves stdout empty.
-    if args.format == "json":
-        out = dumps(as_json(ex, args.word))
-    else:
-        out = "\n".join(text_lines(ex, args.word))
+    out = render(args.format, ex, args.word)
     folder = None
     if args.out:
         from attention_workshop.files import writable_dir

@@ -1,4 +1,4 @@
-"""Explore any sentence: the raw head and the wired head on the same input, number for number.
+"""explore's computation: the raw head and the wired head on the same input, number for number.
 
 The raw head is Module 1's `simple_attention` (scores X @ X.T); the wired head is
 Module 2's `wired_attention` (scores Q @ K.T, divided by sqrt(d_k)). Both blend
@@ -6,7 +6,6 @@ the raw rows of X, so their outputs sit on the table's named axes.
 """
 
 import difflib
-import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,7 +13,7 @@ import numpy as np
 from attention_workshop.attention import simple_attention, wired_attention
 from attention_workshop.embeddings import tokenize
 from attention_workshop.errors import WorkshopError
-from attention_workshop.tables import builtin_table, builtin_wiring
+from attention_workshop.explore.tables import builtin_table, builtin_wiring
 
 
 @dataclass(frozen=True)
@@ -117,35 +116,3 @@ def slow_motion(recipe, X):  # [T], [T, d_model] -> ([T, d_model], [d_model])
     """
     scaled = np.asarray(recipe)[:, None] * X  # [T, d_model]
     return scaled, scaled.sum(axis=0)
-
-
-def as_json(ex, word=None):  # -> dict of plain lists of floats (json.dumps keeps full precision)
-    """{"tokens", "raw": {...}, "wired": {...}}; with `word`, each head also gets "slow_motion"."""
-    doc = {"tokens": ex.tokens,
-           "raw": {k: ex.raw[k].tolist() for k in ("scores", "weights", "outputs")},
-           "wired": {k: ex.wired[k].tolist()
-                     for k in ("queries", "keys", "scores", "weights", "outputs")}}
-    if word is not None:
-        for head in ("raw", "wired"):
-            doc[head]["slow_motion"] = [_blend_doc(ex, head, i) for i in positions(ex.tokens, word)]
-    return doc
-
-
-def _blend_doc(ex, head, i):
-    recipe = getattr(ex, head)["weights"][i]  # [T]
-    scaled, output = slow_motion(recipe, ex.X)
-    return {"word": ex.tokens[i], "position": i, "recipe": recipe.tolist(),
-            "scaled_rows": scaled.tolist(), "output": output.tolist()}
-
-
-def dumps(doc, indent=0):  # dict | list | scalar -> JSON text, one matrix row per line
-    """json.dumps, but a list of plain numbers stays on one line: [[1.0, 0.0], [0.0, 1.0]] prints
-    one row per line. Floats keep full precision (Python's repr round-trips)."""
-    pad = " " * indent
-    if isinstance(doc, dict):
-        items = [f'{pad}  {json.dumps(k)}: {dumps(v, indent + 2)}' for k, v in doc.items()]
-        return "{\n" + ",\n".join(items) + f"\n{pad}}}"
-    if isinstance(doc, list) and any(isinstance(v, list | dict) for v in doc):
-        items = [f"{pad}  {dumps(v, indent + 2)}" for v in doc]
-        return "[\n" + ",\n".join(items) + f"\n{pad}]"
-    return json.dumps(doc, allow_nan=False)

@@ -1,4 +1,5 @@
-"""`explore` as text: the raw and the wired head side by side, in the log's table style.
+"""The text view (`explore`, the default): the raw and the wired head side by side, in the log's
+table style.
 
 Two tables share a line when both fit in WIDTH columns (short sentences);
 longer sentences print the raw table, then the wired one, so nothing wraps.
@@ -6,11 +7,17 @@ longer sentences print the raw table, then the wired one, so nothing wraps.
 
 import numpy as np
 
-from attention_workshop.explore import positions, slow_motion
+from attention_workshop.explore.compute import positions, slow_motion
 from attention_workshop.report import fmt_list, matrix_lines
 
 WIDTH = 100  # widest line that puts two tables side by side
 GAP = 4  # spaces between side-by-side tables
+
+
+def render(ex, word=None):  # Exploration, str | None -> str
+    """Every table, in reading order. Example: render(explore("bank")) starts
+    'explore "bank" (1 word)'."""
+    return "\n".join(text_lines(ex, word))
 
 
 def side_by_side(left, right):  # two lists of lines -> one list of lines

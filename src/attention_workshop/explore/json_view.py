@@ -1,0 +1,49 @@
+"""The JSON view (`explore --format json`): every number at full precision, one matrix row a line.
+
+    {"tokens": [...], "raw": {"scores", "weights", "outputs"},
+     "wired": {"queries", "keys", "scores", "weights", "outputs"}}
+
+With `--word`, each head also gets "slow_motion": one entry per occurrence of the word.
+"""
+
+import json
+
+from attention_workshop.explore.compute import positions, slow_motion
+
+
+def render(ex, word=None):  # Exploration, str | None -> str
+    """The whole document. Example: render(explore("bank")).splitlines()[:2] ->
+    ['{', '  "tokens": ["bank"],']."""
+    return dumps(as_json(ex, word))
+
+
+def as_json(ex, word=None):  # -> dict of plain lists of floats (json.dumps keeps full precision)
+    """{"tokens", "raw": {...}, "wired": {...}}; with `word`, each head also gets "slow_motion"."""
+    doc = {"tokens": ex.tokens,
+           "raw": {k: ex.raw[k].tolist() for k in ("scores", "weights", "outputs")},
+           "wired": {k: ex.wired[k].tolist()
+                     for k in ("queries", "keys", "scores", "weights", "outputs")}}
+    if word is not None:
+        for head in ("raw", "wired"):
+            doc[head]["slow_motion"] = [_blend_doc(ex, head, i) for i in positions(ex.tokens, word)]
+    return doc
+
+
+def _blend_doc(ex, head, i):
+    recipe = getattr(ex, head)["weights"][i]  # [T]
+    scaled, output = slow_motion(recipe, ex.X)
+    return {"word": ex.tokens[i], "position": i, "recipe": recipe.tolist(),
+            "scaled_rows": scaled.tolist(), "output": output.tolist()}
+
+
+def dumps(doc, indent=0):  # dict | list | scalar -> JSON text, one matrix row per line
+    """json.dumps, but a list of plain numbers stays on one line: [[1.0, 0.0], [0.0, 1.0]] prints
+    one row per line. Floats keep full precision (Python's repr round-trips)."""
+    pad = " " * indent
+    if isinstance(doc, dict):
+        items = [f'{pad}  {json.dumps(k)}: {dumps(v, indent + 2)}' for k, v in doc.items()]
+        return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+    if isinstance(doc, list) and any(isinstance(v, list | dict) for v in doc):
+        items = [f"{pad}  {dumps(v, indent + 2)}" for v in doc]
+        return "[\n" + ",\n".join(items) + f"\n{pad}]"
+    return json.dumps(doc, allow_nan=False)
