@@ -96,11 +96,23 @@ def test_block_longer_than_range_fails():
                             " at log lines 2-4)"
 
 
-@pytest.mark.parametrize("text", ["(cross-check: results.log lines 9-3)",
-                                  "(cross-check: results.log line 0)"])
-def test_impossible_citation_raises(text):
-    with pytest.raises(WorkshopError, match="^notes.txt:2: "):
+@pytest.mark.parametrize(("text", "why"), [
+    ("(cross-check: results.log lines 9-3)", "is an impossible range"),
+    ("(cross-check: results.log line 0)", "cites line 0"),
+    ("(cross-check: results.log lines 1 and 0)", "cites line 0"),
+    ("(cross-check: results.log lines 1-99999999999)", "cites a line past 99999"),
+    ("(cross-check: results.log line " + "9" * 5000 + ")", "cites a line past 99999"),
+])
+def test_impossible_citation_raises(text, why):
+    with pytest.raises(WorkshopError, match="^cannot read lesson 'notes.txt': line 2: ") as e:
         find_citations("Intro.\n" + text, "notes.txt")
+    assert why in str(e.value) and len(str(e.value)) < 300
+
+
+def test_and_citation_past_the_end_fails_rather_than_wrapping():
+    """Line numbers are never used as Python indexes from the end: line 7 of 6 fails."""
+    [result] = check_text(lesson("(cross-check: results.log lines 2 and 7):", "", "  d = 4"), LOG)
+    assert (result.ok, result.detail) == (False, "line 7 is past the end of the log (6 lines)")
 
 
 @st.composite
@@ -228,7 +240,8 @@ def test_docs_pass(tmp_path, capsys):
     [
         ("missing.txt", None, "good.log", "cannot read lesson"),
         ("binary.bin", b"\x89PNG\r\n\x1a\n\0\0", "good.log", "not a UTF-8 text file"),
-        ("range.txt", b"(cross-check: results.log lines 9-3)\n", "good.log", ":1: impossible"),
+        ("range.txt", b"(cross-check: results.log lines 9-3)\n", "good.log",
+         "line 1: 'results.log lines 9-3' is an impossible range"),
         ("ok.txt", b"no citations\n", "missing.log", "cannot read log"),
         ("ok.txt", b"no citations\n", "binary.log", "not a UTF-8 text file"),
     ],
@@ -253,5 +266,5 @@ def test_installed_entry_point_reports_bad_input_in_one_line(tmp_path):
     assert run.returncode == 2
     assert run.stdout == ""
     missing = tmp_path / "nope.txt"
-    assert run.stderr == (f"attention-workshop: error: cannot read lesson '{missing}' "
-                          "(No such file or directory)\n")
+    assert run.stderr == (f"attention-workshop: error: cannot read lesson '{missing}': "
+                          "it does not exist; check the path\n")

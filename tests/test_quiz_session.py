@@ -84,7 +84,7 @@ def bad_file(tmp_path, text):
 CASES = {
     "no such module": (lambda p: ["quiz", "7"], "no quiz for module '7'; choose one of: 0, 1, 2"),
     "missing file": (lambda p: ["quiz", "1", "--answers", str(p / "none.txt")], "does not exist"),
-    "folder": (lambda p: ["quiz", "1", "--answers", str(p)], "cannot be read"),
+    "folder": (lambda p: ["quiz", "1", "--answers", str(p)], "is a folder, not a regular file"),
     "no colon": (lambda p: ["quiz", "1", "--answers", bad_file(p, "1 0.4\n")],
                  "line 1: expected 'QUESTION: ANSWER'"),
     "empty answer": (lambda p: ["quiz", "1", "--answers", bad_file(p, "# x\n2:\n")],

@@ -14,8 +14,9 @@ import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from attention_workshop.errors import WorkshopError
+from attention_workshop.userfiles import printable, refuse
 
+LAST_LINE = 99_999  # results.log has 125 lines; a bigger number is a typo (and a huge range)
 CITATION = re.compile(
     r"cross-check:\s+results\.log\s+"
     r"(?:lines?\s+(?P<a>\d+)(?:\s*(?P<sep>[-\u2013]|and)\s*(?P<b>\d+))?)"
@@ -45,24 +46,35 @@ class Result:
 
 
 def find_citations(text, name="lesson"):
-    """Every citation in `text`, in order; an impossible one (B < A, 0) raises WorkshopError."""
+    """Every citation in `text`, in order. An impossible one (line 0, B < A, a number past
+    LAST_LINE) raises one WorkshopError line naming the lesson `name` and its line."""
     citations = []
     for m in CITATION.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
-        a = int(m["a"])
-        b = int(m["b"]) if m["b"] else None
-        if b is None:
-            label, cited = f"line {a}", (a,)
-        elif m["sep"] == "and":
-            label, cited = f"lines {a} and {b}", (a, b)
-        else:
-            label, cited = f"lines {a}-{b}", tuple(range(a, b + 1))
-            if b < a:
-                raise WorkshopError(f"{name}:{line}: impossible range 'results.log lines {a}-{b}'")
-        if min(a, b or a) < 1:
-            raise WorkshopError(f"{name}:{line}: log lines count from 1, not '{label}'")
+        label = f"line {m['a']}" if not m["b"] else (
+            f"lines {m['a']} and {m['b']}" if m["sep"] == "and" else f"lines {m['a']}-{m['b']}")
+        wrong = _impossible(m["a"], m["b"], m["sep"])
+        if wrong:
+            raise refuse("lesson", name, f"line {line}: 'results.log {printable(label, 60)}' "
+                         f"{wrong}", "cite log lines that exist, e.g. 'results.log lines 29-34'")
+        a, b = int(m["a"]), int(m["b"]) if m["b"] else None
+        cited = (a,) if b is None else (a, b) if m["sep"] == "and" else tuple(range(a, b + 1))
         citations.append(Citation(line, label, cited))
     return citations
+
+
+def _impossible(a, b, sep):  # the digits as written -> why the citation cannot hold, or None
+    """Example: ("1", "0", "and") -> "cites line 0, but log lines count from 1"."""
+    numbers = [a] if b is None else [a, b]
+    too_big = next((n for n in numbers if len(n) > len(str(LAST_LINE)) or int(n) > LAST_LINE),
+                   None)
+    if too_big is not None:
+        return f"cites a line past {LAST_LINE}, which no results.log reaches"
+    if min(int(n) for n in numbers) < 1:
+        return "cites line 0, but log lines count from 1"
+    if b is not None and sep != "and" and int(b) < int(a):
+        return "is an impossible range (it ends before it starts)"
+    return None
 
 
 def _is_quoted(line):

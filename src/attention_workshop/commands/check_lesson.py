@@ -15,22 +15,6 @@ def add_arguments(parser):
                              "written by running the workshop first if it is missing)")
 
 
-def read_text(path, what):
-    """The text of `path`, or WorkshopError naming it when it is missing, unreadable or binary."""
-    from attention_workshop.errors import WorkshopError
-
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise WorkshopError(f"cannot read {what} '{path}' ({exc.strerror or exc})") from None
-    try:
-        if b"\0" in data:
-            raise UnicodeDecodeError("utf-8", data, 0, 1, "NUL byte")
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise WorkshopError(f"{what} '{path}' is not a UTF-8 text file") from None
-
-
 def default_log():
     """workshop-output/results.log, running the workshop (no figures) first when it is missing."""
     log = Path(DEFAULT_OUT) / "results.log"
@@ -44,6 +28,7 @@ def default_log():
 
 def main(args):
     from attention_workshop.lesson_check import check_text, find_citations
+    from attention_workshop.userfiles import read_text
 
     lessons = [(path, read_text(path, "lesson")) for path in args.files]
     for path, text in lessons:
