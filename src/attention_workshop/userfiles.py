@@ -37,9 +37,11 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (a named pipe)"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISSOCK, "a socket"))
-_OS_REASONS = {errno.ENOENT: "it does not exist", errno.EACCES: "permission denied",
-               errno.EPERM: "permission denied", errno.ENAMETOOLONG: "the name is too long",
-               errno.ENOTDIR: "a part of the path is not a folder"}
+_PERMISSION = ("permission denied", "check the file's permissions")
+_OS_REASONS = {errno.ENOENT: ("it does not exist", "check the path"),
+               errno.ENOTDIR: ("a part of the path is not a folder", "check the path"),
+               errno.ENAMETOOLONG: ("the name is too long", "check the path"),
+               errno.EACCES: _PERMISSION, errno.EPERM: _PERMISSION}
 
 
 def refuse(what, path, reason, todo):  # -> WorkshopError, for the caller to raise
@@ -87,8 +89,8 @@ def parse_data(text, suffix, what, path, todo):  # suffix ".toml" | ".json" -> p
     long = _LONG_NUMBER.search(text)
     if long:
         digits = sum(c.isdigit() for c in re.match(r"[\d_]*", text[long.start():]).group())
-        raise refuse(what, path, f"it holds a number {digits} digits long (at most {MAX_DIGITS} "
-                     "are read)", todo)
+        raise refuse(what, path, f"it holds {digits} digits in a row (numbers of at most "
+                     f"{MAX_DIGITS} digits are read)", todo)
     try:
         if suffix == ".json":
             doc = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=float)
@@ -124,13 +126,12 @@ def _unique_keys(pairs):  # json's object_pairs_hook: [(key, value)] -> dict
     doc = {}
     for key, value in pairs:
         if key in doc:
-            raise _DuplicateKey(json.dumps(printable(key, 40)))
+            raise _DuplicateKey(_quoted(key))
         doc[key] = value
     return doc
 
 
 def _read_bytes(path, what):  # checks 1-2 -> bytes
-    todo = "check the path"
     try:
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode):
@@ -144,10 +145,11 @@ def _read_bytes(path, what):  # checks 1-2 -> bytes
                 raise _not_regular(what, path, mode)
             data = f.read(MAX_BYTES + 1)
     except OSError as exc:
-        reason = _OS_REASONS.get(exc.errno) or (exc.strerror or str(exc)).lower()
+        reason, todo = _OS_REASONS.get(exc.errno, ((exc.strerror or str(exc)).lower(),
+                                                   "check the path"))
         raise refuse(what, path, reason, todo) from None
     except ValueError:  # a NUL byte in the name
-        raise refuse(what, path, "the name holds a NUL byte", todo) from None
+        raise refuse(what, path, "the name holds a NUL byte", "check the path") from None
     if len(data) > MAX_BYTES:
         raise _too_big(what, path)
     return data
@@ -178,6 +180,10 @@ def _check_values(doc):  # -> the first problem, in reading order, or None
     return None
 
 
+def _quoted(key):  # 'big bank' -> '"big bank"'; a newline shows as \n, a long key is cut
+    return printable(json.dumps(key, ensure_ascii=False), 40)
+
+
 def _location(where):  # ((((), "words"), "bank"), 1) -> 'words.bank[1]'
     keys = []
     while where:
@@ -188,6 +194,5 @@ def _location(where):  # ((((), "words"), "bank"), 1) -> 'words.bank[1]'
         if isinstance(key, int):
             text += f"[{key}]"
         else:
-            shown = printable(key, 40)
-            text += "." + (shown if _BARE_KEY.fullmatch(shown) else json.dumps(shown))
+            text += "." + (key if _BARE_KEY.fullmatch(key) else _quoted(key))
     return text.lstrip(".") or "the value"
