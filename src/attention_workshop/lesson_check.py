@@ -51,26 +51,29 @@ def find_citations(text, name="lesson"):
     citations = []
     for m in CITATION.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
-        label = f"line {m['a']}" if not m["b"] else (
-            f"lines {m['a']} and {m['b']}" if m["sep"] == "and" else f"lines {m['a']}-{m['b']}")
         wrong = _impossible(m["a"], m["b"], m["sep"])
         if wrong:
-            raise refuse("lesson", name, f"line {line}: 'results.log {printable(label, 60)}' "
-                         f"{wrong}", "cite log lines that exist, e.g. 'results.log lines 29-34'")
+            label = printable(_label(m["a"], m["b"], m["sep"]), 60)
+            raise refuse("lesson", name, f"line {line}: 'results.log {label}' {wrong}",
+                         "cite log lines that exist, e.g. 'results.log lines 29-34'")
         a, b = int(m["a"]), int(m["b"]) if m["b"] else None
         cited = (a,) if b is None else (a, b) if m["sep"] == "and" else tuple(range(a, b + 1))
-        citations.append(Citation(line, label, cited))
+        citations.append(Citation(line, _label(a, b, m["sep"]), cited))
     return citations
+
+
+def _label(a, b, sep):  # 29, 34, "-" -> "lines 29-34"; 46, 72, "and" -> "lines 46 and 72"
+    if b is None:
+        return f"line {a}"
+    return f"lines {a} and {b}" if sep == "and" else f"lines {a}-{b}"
 
 
 def _impossible(a, b, sep):  # the digits as written -> why the citation cannot hold, or None
     """Example: ("1", "0", "and") -> "cites line 0, but log lines count from 1"."""
-    numbers = [a] if b is None else [a, b]
-    too_big = next((n for n in numbers if len(n) > len(str(LAST_LINE)) or int(n) > LAST_LINE),
-                   None)
-    if too_big is not None:
+    digits = [n.lstrip("0") or "0" for n in ([a] if b is None else [a, b])]
+    if any(len(n) > len(str(LAST_LINE)) or int(n) > LAST_LINE for n in digits):
         return f"cites a line past {LAST_LINE}, which no results.log reaches"
-    if min(int(n) for n in numbers) < 1:
+    if min(int(n) for n in digits) < 1:
         return "cites line 0, but log lines count from 1"
     if b is not None and sep != "and" and int(b) < int(a):
         return "is an impossible range (it ends before it starts)"
