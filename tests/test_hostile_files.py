@@ -2,8 +2,9 @@
 wording (`cannot read WHAT 'PATH': REASON; WHAT TO DO`), no traceback, no hang, nothing written.
 
 Commands: explore --table / --wq / --wk, quiz --answers, check-lesson FILE, check-lesson --log.
-Most cases run `cli.main` in-process; a FIFO (whose open would block) and a file only root could
-read run the installed command in a subprocess with a timeout.
+Most cases run `cli.main` in-process; a FIFO (whose open would block) and a chmod 000 file
+(which root reads anyway: there the command runs without CAP_DAC_OVERRIDE) run the command in
+a subprocess with a timeout.
 """
 
 import ctypes
