@@ -6,20 +6,17 @@ Shapes use one vocabulary: T tokens, d_k query/key width, d_v value width.
 import numpy as np
 
 
-def softmax(x, axis=-1, dtype=float, out=None):  # [..., n] -> [..., n], sums to 1 along `axis`
+def softmax(x, axis=-1):  # [..., n] -> [..., n], sums to 1 along `axis`
     """Turn scores into shares that are positive and sum to 1, along `axis`.
 
     Example: softmax([0.0, 0.54, 0.99]) -> [0.185, 0.317, 0.498] (rounded).
     Subtracting each slice's maximum first changes nothing mathematically
     (softmax ignores a shift) but keeps exp() from overflowing on scores like 1e4.
-    Entries of -inf get exactly zero share. `dtype` is the working precision.
-    `out`, if given, receives the result; it may be `x` itself, to work in place.
+    Entries of -inf get exactly zero share.
     """
-    x = np.asarray(x, dtype=dtype)
-    e = np.subtract(x, np.max(x, axis=axis, keepdims=True), out=out)  # a new array unless `out`
-    np.exp(e, out=e)  # in place from here on: a real model's scores are [n_head, T, T]
-    e /= np.sum(e, axis=axis, keepdims=True)
-    return e
+    x = np.asarray(x, dtype=float)
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
 
 
 def causal_mask(T):  # int -> [T, T] bool
@@ -30,32 +27,27 @@ def causal_mask(T):  # int -> [T, T] bool
     return np.tril(np.ones((T, T), dtype=bool))
 
 
-def scaled_dot_product_attention(q, k, v, mask=None, dtype=float, weights_out=None):
+def scaled_dot_product_attention(q, k, v, mask=None):
     # [..., T_q, d_k], [..., T_k, d_k], [..., T_k, d_v] -> ([..., T_q, d_v], [..., T_q, T_k])
     """softmax(q @ k.T / sqrt(d_k)) @ v, returning the outputs and the weights.
 
     `mask` is boolean and broadcasts to [..., T_q, T_k]; True means "may attend"
     (the convention of torch.nn.functional.scaled_dot_product_attention), so
     causal_mask(T) gives a GPT-style decoder. Leading dimensions (heads) are batched.
-    `dtype` is the working precision: float64 by default, float32 for a real model's
-    float32 weights (twice as fast, and what the reference implementation computes in).
-    `weights_out`, if given, is an array of the weights' shape that receives them (a forward
-    pass fills its [n_layer, n_head, T, T] result layer by layer, without a copy).
 
     Example: q = [[1, 0]], k = [[1, 0], [0, 1]], v = [[10], [20]]:
     scores = [1, 0] / sqrt(2) = [0.707, 0]; weights = [0.670, 0.330]; output = [[13.30]].
     """
-    q, k, v = (np.asarray(a, dtype=dtype) for a in (q, k, v))
+    q, k, v = (np.asarray(a, dtype=float) for a in (q, k, v))
     d_k = q.shape[-1]
-    # (q / sqrt(d_k)) @ k.T is q @ k.T / sqrt(d_k): dividing [T_q, d_k] costs less than [T_q, T_k]
-    q = q / np.sqrt(d_k, dtype=dtype)
-    scores = np.matmul(q, np.swapaxes(k, -1, -2), out=weights_out)  # [..., T_q, T_k]
+    # q @ k.T / sqrt(d_k), with the division on q first: the same numbers, and the same last
+    # bits that the log and `explore --format json` have always printed
+    scores = (q / np.sqrt(d_k)) @ np.swapaxes(k, -1, -2)  # [..., T_q, T_k]
     if mask is not None:
-        mask = np.broadcast_to(np.asarray(mask, dtype=bool), scores.shape)
-        if not mask.any(axis=-1).all():
+        if not np.any(mask, axis=-1).all():
             raise ValueError("the mask leaves a query with no key to attend to")
-        np.copyto(scores, -np.inf, where=~mask)
-    weights = softmax(scores, axis=-1, dtype=dtype, out=scores)  # [..., T_q, T_k], in place
+        scores = np.where(mask, scores, -np.inf)  # e^-inf = 0: a masked key gets no weight
+    weights = softmax(scores)  # [..., T_q, T_k], each row sums to 1
     return weights @ v, weights
 
 

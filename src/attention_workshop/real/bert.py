@@ -4,8 +4,8 @@ Weights keep the checkpoint's names, e.g. `encoder.layer.0.attention.self.query.
 torch's Linear stores W as [out, in], so a layer computes x @ W.T + b.
 """
 
-from attention_workshop.attention import scaled_dot_product_attention
 from attention_workshop.real.blocks import by_rows
+from attention_workshop.real.fast_path import attention
 from attention_workshop.real.layers import ACTIVATION, layer_norm, merge_heads, split_heads
 from attention_workshop.real.outputs import run_layers
 
@@ -57,9 +57,9 @@ def embed(w, cfg, ids):  # {name: array}, ModelConfig, [T] ints -> [T, d_model]
 
 def self_attention(x, layer, n_head, weights_out=None):
     # [T, d_model] -> ([T, d_model], [n_head, T, T], [n_head, T, d_head], [n_head, T, d_head])
-    """Learned W_Q, W_K, W_V (with biases), heads split, our scaled_dot_product_attention, W_O.
+    """Learned W_Q, W_K, W_V (with biases), heads split, scaled dot-product attention, W_O.
 
-    The weights land in `weights_out` if given (see scaled_dot_product_attention)."""
+    The weights land in `weights_out` if given (see fast_path.attention)."""
     q = split_heads(linear(x, layer["attention.self.query.weight"],
                            layer["attention.self.query.bias"]), n_head)  # [n_head, T, d_head]
     k = split_heads(linear(x, layer["attention.self.key.weight"],
@@ -67,7 +67,7 @@ def self_attention(x, layer, n_head, weights_out=None):
     v = split_heads(linear(x, layer["attention.self.value.weight"],
                            layer["attention.self.value.bias"]), n_head)  # [n_head, T, d_head]
     # no mask: every token sees every token; computed in the weights' precision
-    out, weights = scaled_dot_product_attention(q, k, v, dtype=x.dtype, weights_out=weights_out)
+    out, weights = attention(q, k, v, weights_out=weights_out)
     out = merge_heads(out)  # [n_head, T, d_head] -> [T, d_model]
     out = linear(out, layer["attention.output.dense.weight"], layer["attention.output.dense.bias"])
     return out, weights, q, k

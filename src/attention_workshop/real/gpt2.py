@@ -7,8 +7,9 @@ holds W_Q, W_K and W_V side by side: [d_model, 3 * d_model].
 
 import numpy as np
 
-from attention_workshop.attention import causal_mask, scaled_dot_product_attention
+from attention_workshop.attention import causal_mask
 from attention_workshop.real.blocks import by_rows
+from attention_workshop.real.fast_path import attention
 from attention_workshop.real.layers import ACTIVATION, layer_norm, merge_heads, split_heads
 from attention_workshop.real.outputs import run_layers
 
@@ -39,15 +40,14 @@ def conv1d(x, w, b):  # [T, in], [in, out], [out] -> [T, out]
 
 def self_attention(x, block, n_head, weights_out=None):
     # [T, d_model] -> ([T, d_model], [n_head, T, T], [n_head, T, d_head], [n_head, T, d_head])
-    """One projection gives Q, K, V; heads split; causal scaled_dot_product_attention; W_O.
+    """One projection gives Q, K, V; heads split; causal scaled dot-product attention; W_O.
 
-    The weights land in `weights_out` if given (see scaled_dot_product_attention)."""
+    The weights land in `weights_out` if given (see fast_path.attention)."""
     qkv = conv1d(x, block["attn.c_attn.weight"], block["attn.c_attn.bias"])  # [T, 3 * d_model]
     q, k, v = (split_heads(part, n_head) for part in np.split(qkv, 3, axis=-1))
     # [T, d_model] -> [n_head, T, d_head] each
     mask = causal_mask(len(x))  # [T, T]: position i sees positions 0..i
-    out, weights = scaled_dot_product_attention(q, k, v, mask, dtype=x.dtype,
-                                                weights_out=weights_out)
+    out, weights = attention(q, k, v, mask, weights_out=weights_out)
     out = merge_heads(out)  # [n_head, T, d_head] -> [T, d_model]
     out = conv1d(out, block["attn.c_proj.weight"], block["attn.c_proj.bias"])
     return out, weights, q, k
