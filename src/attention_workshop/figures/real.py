@@ -8,9 +8,9 @@ import numpy as np
 from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
 from attention_workshop.figures import Drawing
 from attention_workshop.figures.canvas import annotate_heatmap, new_figure, save, styled
+from attention_workshop.figures.head_view import head_view_html
 from attention_workshop.files import write_atomic
 from attention_workshop.modules import module3
-from attention_workshop.real.head_view import head_view_html
 
 
 @styled

@@ -8,7 +8,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from attention_workshop.real.head_view import head_view_html
+from attention_workshop.figures.head_view import head_view_html
 
 
 def embedded(page):
