@@ -34,8 +34,8 @@ def check_range(option, value, count, what):
 
 def main(args):
     from attention_workshop.real import load_model
+    from attention_workshop.real.printout import json_report, text_report
     from attention_workshop.real.tokenize import check_sentence
-    from attention_workshop.real.view import json_report, text_report
 
     check_sentence(args.sentence)  # before the slow part, and before any progress line
     model = load_model(args.model, download=args.download, say=say)

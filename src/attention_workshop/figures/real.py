@@ -103,8 +103,8 @@ FIGURES = {  # file name -> Drawing(the results it reads, rough seconds to draw,
 
 def draw_sentence(model, result, out, layer=None, head=None):  # for `attention-workshop real`
     """The head grid of each layer the text report shows (the chosen one, or the top heads')."""
-    from attention_workshop.real.heads import top_heads
-    from attention_workshop.real.view import SHOWN
+    from attention_workshop.real.head_search import top_heads
+    from attention_workshop.real.printout import SHOWN
 
     if layer is None:
         found = top_heads(result.attentions, result.special, SHOWN, None, head)

@@ -11,7 +11,7 @@ import numpy as np
 from attention_workshop.attention import softmax
 from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
 from attention_workshop.real import Model, RunResult
-from attention_workshop.real.heads import heads_toward
+from attention_workshop.real.head_search import heads_toward
 from attention_workshop.report import matrix_lines
 
 TITLE = "Module 3: the real thing (MiniLM)"

@@ -6,8 +6,8 @@ torch's Linear stores W as [out, in], so a layer computes x @ W.T + b.
 
 from attention_workshop.real.blocks import by_rows
 from attention_workshop.real.fast_path import attention
-from attention_workshop.real.layers import ACTIVATION, layer_norm, merge_heads, split_heads
 from attention_workshop.real.outputs import run_layers
+from attention_workshop.real.transformer import ACTIVATION, layer_norm, merge_heads, split_heads
 
 PREFIX = "bert."  # BertForMaskedLM and friends nest the encoder under it; BertModel does not
 

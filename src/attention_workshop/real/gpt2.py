@@ -10,8 +10,8 @@ import numpy as np
 from attention_workshop.attention import causal_mask
 from attention_workshop.real.blocks import by_rows
 from attention_workshop.real.fast_path import attention
-from attention_workshop.real.layers import ACTIVATION, layer_norm, merge_heads, split_heads
 from attention_workshop.real.outputs import run_layers
+from attention_workshop.real.transformer import ACTIVATION, layer_norm, merge_heads, split_heads
 
 PREFIX = "transformer."  # GPT2LMHeadModel nests the model under it; the original files do not
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attention_workshop.real.blocks import by_rows
-from attention_workshop.real.layers import (
+from attention_workshop.real.transformer import (
     erfc,
     erfc_positive,
     gelu,

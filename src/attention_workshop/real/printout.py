@@ -5,7 +5,7 @@ Tables use report.matrix_lines, the same style as the lessons' results.log.
 
 import json
 
-from attention_workshop.real.heads import top_heads
+from attention_workshop.real.head_search import top_heads
 from attention_workshop.report import matrix_lines
 
 SHOWN = 3  # heads shown when the user picks none

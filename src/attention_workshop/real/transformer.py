@@ -1,4 +1,4 @@
-"""The pieces around attention in a transformer block: layer norm, gelu, head split/merge.
+"""The pieces every family's transformer block is made of: layer norm, gelu, heads split/merged.
 
 Activations are float32 like the checkpoints' weights. float32 has its own, faster
 formulas (layer norm in float32 after centring, gelu through a shorter erfc);
