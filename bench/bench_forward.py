@@ -37,11 +37,12 @@ def main(argv=None):
     from transformers import BertModel
 
     from attention_workshop.real import load_model
-    from attention_workshop.real.model import FORWARD
-    from attention_workshop.real.models import minilm_folder
+    from attention_workshop.real.catalog import minilm_folder
+    from attention_workshop.real.families import family
 
     torch.set_num_threads(args.threads)
     ours = load_model("minilm")
+    forward = family(ours.config.family).forward
     theirs = BertModel.from_pretrained(str(minilm_folder()), attn_implementation="eager").eval()
     print(f"threads: numpy/OpenBLAS {args.threads}, torch {torch.get_num_threads()}; "
           f"median of {args.repeats} runs")
@@ -52,7 +53,7 @@ def main(argv=None):
         ids_np, ids_torch = np.asarray(ids), torch.tensor([ids])
 
         def run_ours(ids_np=ids_np):
-            return FORWARD[ours.config.family](ours.weights, ours.config, ids_np)
+            return forward(ours.weights, ours.config, ids_np)
 
         def run_theirs(ids_torch=ids_torch):
             with torch.no_grad():

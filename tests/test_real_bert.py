@@ -10,7 +10,7 @@ from torch_reference import run_reference
 
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real import load_model
-from attention_workshop.real.models import MINILM_INSTALL, minilm_folder
+from attention_workshop.real.catalog import MINILM_INSTALL, minilm_folder
 
 pytest.importorskip("safetensors")
 pytest.importorskip("tokenizers")

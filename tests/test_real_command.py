@@ -8,7 +8,8 @@ import pytest
 
 from attention_workshop import cli
 from attention_workshop.errors import WorkshopError
-from attention_workshop.real import models
+from attention_workshop.real import catalog
+from attention_workshop.real.families import FAMILIES
 from attention_workshop.report import matrix_lines
 
 torch = pytest.importorskip("torch")
@@ -18,7 +19,7 @@ transformers = pytest.importorskip("transformers")
 @pytest.fixture(scope="module")
 def reference():  # sentence -> transformers' attentions [L, H, T, T]
     try:
-        folder = str(models.minilm_folder())
+        folder = str(catalog.minilm_folder())
     except WorkshopError:
         pytest.skip("MiniLM's weights are not installed")
     tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_file=folder + "/tokenizer.json")
@@ -86,7 +87,7 @@ def test_bad_folders(reference, tmp_path, capsys):
     assert cli.main(["real", "x", "--model", str(tmp_path)]) == 2
     assert "lacks config.json, model.safetensors, tokenizer.json" in capsys.readouterr().err
     for name in ("config.json", "tokenizer.json"):
-        (tmp_path / name).write_bytes((models.minilm_folder() / name).read_bytes())
+        (tmp_path / name).write_bytes((catalog.minilm_folder() / name).read_bytes())
     (tmp_path / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}")
     assert cli.main(["real", "x", "--model", str(tmp_path)]) == 2
     assert "as safetensors" in capsys.readouterr().err.splitlines()[-1]
@@ -109,3 +110,13 @@ def test_refused_before_loading_so_stderr_is_exactly_one_line(argv, capsys):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert len(captured.err.splitlines()) == 1
+
+
+def test_model_help_lists_every_known_name_and_family(capsys):
+    assert cli.main(["real", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps the lines
+    assert "--model NAME_OR_PATH minilm (default, installed with pip), gpt2 (Hugging Face " \
+        "cache), or a folder with config.json, model.safetensors, tokenizer.json" in text
+    for name, known in catalog.KNOWN.items():
+        assert f"{name} (" in text and known.source in text
+    assert f"(model_type {' or '.join(FAMILIES)})" in text

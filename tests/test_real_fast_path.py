@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from attention_workshop.attention import causal_mask, scaled_dot_product_attention, softmax
-from attention_workshop.real.fast_path import attention, softmax_in_place
+from attention_workshop.real.fast_path import attention, by_rows, softmax_in_place
+from attention_workshop.real.transformer import gelu, gelu_new
 
 
 def random_case(seed, mask_kind):  # -> q, k, v (float64, heads batched), mask or None
@@ -78,3 +79,9 @@ def test_softmax_in_place_is_the_core_softmax_bit_for_bit():
     np.testing.assert_array_equal(got, expected)
     assert (got[..., 1:3] == 0).all()
 
+
+@pytest.mark.parametrize("T", [1, 33, 64, 65, 200])
+def test_by_rows_is_the_same_bits(T):
+    h = np.random.default_rng(T).normal(size=(T, 48)).astype(np.float32) * 4
+    np.testing.assert_array_equal(by_rows(gelu, h), gelu(h))
+    np.testing.assert_array_equal(by_rows(gelu_new, h, rows=7), gelu_new(h))

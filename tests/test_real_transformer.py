@@ -5,7 +5,6 @@ import math
 import numpy as np
 import pytest
 
-from attention_workshop.real.blocks import by_rows
 from attention_workshop.real.transformer import (
     erfc,
     erfc_positive,
@@ -72,10 +71,3 @@ def test_split_and_merge_heads():
     heads = split_heads(x, 3)
     np.testing.assert_array_equal(heads[1], [[2, 3], [8, 9]])  # head 1 owns columns 2-3
     np.testing.assert_array_equal(merge_heads(heads), x)
-
-
-@pytest.mark.parametrize("T", [1, 64, 65, 200])
-def test_gelu_by_rows_is_the_same_bits(T):
-    h = np.random.default_rng(T).normal(size=(T, 48)).astype(np.float32) * 4
-    np.testing.assert_array_equal(by_rows(gelu, h), gelu(h))
-    np.testing.assert_array_equal(by_rows(gelu_new, h, rows=7), gelu_new(h))

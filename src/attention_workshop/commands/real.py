@@ -2,14 +2,15 @@
 
 import sys
 
+from attention_workshop.real.catalog import DEFAULT, FILES, KNOWN  # no numpy: --help stays fast
+from attention_workshop.real.families import FAMILIES
+
 HELP = "run a real pretrained transformer (MiniLM, GPT-2) on a sentence and show its attention"
 
 
 def add_arguments(parser):
     parser.add_argument("sentence", metavar="SENTENCE", help='e.g. "the river bank"')
-    parser.add_argument("--model", default="minilm", metavar="NAME_OR_PATH",
-                        help="minilm (default, installed with pip), gpt2 (Hugging Face cache), "
-                             "or a folder with config.json, model.safetensors, tokenizer.json")
+    parser.add_argument("--model", default=DEFAULT, metavar="NAME_OR_PATH", help=model_help())
     parser.add_argument("--layer", type=int, metavar="L", help="show this layer (from 0)")
     parser.add_argument("--head", type=int, metavar="H", help="show this head (from 0)")
     parser.add_argument("--format", choices=("text", "json"), default="text",
@@ -18,6 +19,15 @@ def add_arguments(parser):
                         help="also draw the figures and an interactive head_view.html into DIR")
     parser.add_argument("--download", action="store_true",
                         help="allow downloading gpt2 from the Hugging Face Hub (needs a network)")
+
+
+def model_help():
+    """Example: 'minilm (default, installed with pip), gpt2 (Hugging Face cache), or a folder
+    with config.json, model.safetensors, tokenizer.json (model_type bert or gpt2)'."""
+    names = [f"{name} ({'default, ' if name == DEFAULT else ''}{known.source})"
+             for name, known in KNOWN.items()]
+    return (f"{', '.join(names)}, or a folder with {', '.join(FILES)} "
+            f"(model_type {' or '.join(FAMILIES)})")
 
 
 def say(message):  # progress goes to stderr, so stdout stays clean for --format json
@@ -34,8 +44,8 @@ def check_range(option, value, count, what):
 
 def main(args):
     from attention_workshop.real import load_model
+    from attention_workshop.real.model import check_sentence
     from attention_workshop.real.printout import json_report, text_report
-    from attention_workshop.real.tokenize import check_sentence
 
     check_sentence(args.sentence)  # before the slow part, and before any progress line
     model = load_model(args.model, download=args.download, say=say)

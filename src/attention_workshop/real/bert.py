@@ -4,12 +4,18 @@ Weights keep the checkpoint's names, e.g. `encoder.layer.0.attention.self.query.
 torch's Linear stores W as [out, in], so a layer computes x @ W.T + b.
 """
 
-from attention_workshop.real.blocks import by_rows
-from attention_workshop.real.fast_path import attention
-from attention_workshop.real.outputs import run_layers
+from attention_workshop.real.fast_path import attention, by_rows, run_layers
 from attention_workshop.real.transformer import ACTIVATION, layer_norm, merge_heads, split_heads
 
+# ModelConfig field -> config.json key (the contract is in families.py)
+CONFIG_KEYS = {"n_layer": "num_hidden_layers", "n_head": "num_attention_heads",
+               "d_model": "hidden_size", "d_mlp": "intermediate_size",
+               "n_ctx": "max_position_embeddings", "n_vocab": "vocab_size",
+               "n_type": "type_vocab_size", "eps": "layer_norm_eps", "activation": "hidden_act"}
+DEFAULTS = {"n_type": 2, "eps": 1e-12, "activation": "gelu"}  # transformers' BertConfig's
+REQUIRED = {"position_embedding_type": "absolute"}  # other values need code we do not have
 PREFIX = "bert."  # BertForMaskedLM and friends nest the encoder under it; BertModel does not
+CAUSAL = False  # every token attends to every token, both directions
 
 
 def tensor_shapes(cfg):  # ModelConfig -> {checkpoint name: shape}
@@ -55,7 +61,7 @@ def embed(w, cfg, ids):  # {name: array}, ModelConfig, [T] ints -> [T, d_model]
     return layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], cfg.eps)
 
 
-def self_attention(x, layer, n_head, weights_out=None):
+def self_attention(x, layer, n_head, mask=None, weights_out=None):
     # [T, d_model] -> ([T, d_model], [n_head, T, T], [n_head, T, d_head], [n_head, T, d_head])
     """Learned W_Q, W_K, W_V (with biases), heads split, scaled dot-product attention, W_O.
 
@@ -66,28 +72,27 @@ def self_attention(x, layer, n_head, weights_out=None):
                            layer["attention.self.key.bias"]), n_head)  # [n_head, T, d_head]
     v = split_heads(linear(x, layer["attention.self.value.weight"],
                            layer["attention.self.value.bias"]), n_head)  # [n_head, T, d_head]
-    # no mask: every token sees every token; computed in the weights' precision
-    out, weights = attention(q, k, v, weights_out=weights_out)
+    out, weights = attention(q, k, v, mask, weights_out)  # in the weights' precision
     out = merge_heads(out)  # [n_head, T, d_head] -> [T, d_model]
     out = linear(out, layer["attention.output.dense.weight"], layer["attention.output.dense.bias"])
     return out, weights, q, k
 
 
-def encoder_layer(x, layer, cfg, weights_out=None):
-    # [T, d_model] -> ([T, d_model], [n_head, T, T], q, k)
-    """Post-norm block: x = LN(x + attention(x)); x = LN(x + MLP(x))."""
-    a, weights, q, k = self_attention(x, layer, cfg.n_head, weights_out)
+def encoder_layer(x, layer, cfg, mask=None, weights_out=None):
+    # [T, d_model] -> ([T, d_model], [n_head, T, d_head], [n_head, T, d_head])
+    """Post-norm block: x = LN(x + attention(x)); x = LN(x + MLP(x)). `mask` is None here."""
+    a, _, q, k = self_attention(x, layer, cfg.n_head, mask, weights_out)
     x = layer_norm(x + a, layer["attention.output.LayerNorm.weight"],
                    layer["attention.output.LayerNorm.bias"], cfg.eps)
     h = linear(x, layer["intermediate.dense.weight"], layer["intermediate.dense.bias"])
-    h = by_rows(ACTIVATION[cfg.activation], h)  # [T, d_mlp], in blocks of rows (see blocks.py)
+    h = by_rows(ACTIVATION[cfg.activation], h)  # [T, d_mlp], in blocks of rows (fast_path.py)
     m = linear(h, layer["output.dense.weight"], layer["output.dense.bias"])  # [T, d_model]
     x = layer_norm(x + m, layer["output.LayerNorm.weight"], layer["output.LayerNorm.bias"],
                    cfg.eps)
-    return x, weights, q, k
+    return x, q, k
 
 
-def forward(w, cfg, ids):  # weights, ModelConfig, [T] -> dict of arrays
+def forward(w, cfg, ids):  # weights, ModelConfig, [T] ints -> dict of arrays
     """Returns hidden_states [n_layer + 1, T, d_model] (embeddings, then after each layer,
     as transformers' BertModel reports them), attentions [n_layer, n_head, T, T] and each
     layer's queries and keys [n_layer, n_head, T, d_head]."""

@@ -7,13 +7,20 @@ holds W_Q, W_K and W_V side by side: [d_model, 3 * d_model].
 
 import numpy as np
 
-from attention_workshop.attention import causal_mask
-from attention_workshop.real.blocks import by_rows
-from attention_workshop.real.fast_path import attention
-from attention_workshop.real.outputs import run_layers
+from attention_workshop.real.fast_path import attention, by_rows, run_layers
 from attention_workshop.real.transformer import ACTIVATION, layer_norm, merge_heads, split_heads
 
+# ModelConfig field -> config.json key (the contract is in families.py)
+CONFIG_KEYS = {"n_layer": "n_layer", "n_head": "n_head", "d_model": "n_embd", "d_mlp": "n_inner",
+               "n_ctx": "n_positions", "n_vocab": "vocab_size",
+               "eps": "layer_norm_epsilon", "activation": "activation_function"}
+# transformers' GPT2Config's defaults; n_inner: null (None) means 4 x n_embd; no token types
+DEFAULTS = {"n_type": 0, "eps": 1e-5, "activation": "gelu_new", "d_mlp": None}
+# options whose other values would need code this package does not have
+REQUIRED = {"scale_attn_weights": True, "scale_attn_by_inverse_layer_idx": False,
+            "reorder_and_upcast_attn": False}
 PREFIX = "transformer."  # GPT2LMHeadModel nests the model under it; the original files do not
+CAUSAL = True  # token i attends to tokens 0..i only
 
 
 def tensor_shapes(cfg):  # ModelConfig -> {checkpoint name: shape}
@@ -38,36 +45,35 @@ def conv1d(x, w, b):  # [T, in], [in, out], [out] -> [T, out]
     return x @ w + b
 
 
-def self_attention(x, block, n_head, weights_out=None):
-    # [T, d_model] -> ([T, d_model], [n_head, T, T], [n_head, T, d_head], [n_head, T, d_head])
-    """One projection gives Q, K, V; heads split; causal scaled dot-product attention; W_O.
+def self_attention(x, block, n_head, mask, weights_out=None):
+    # [T, d_model], [T, T] bool -> ([T, d_model], [n_head, T, T], [n_head, T, d_head] x 2)
+    """One projection gives Q, K, V; heads split; masked scaled dot-product attention; W_O.
 
     The weights land in `weights_out` if given (see fast_path.attention)."""
     qkv = conv1d(x, block["attn.c_attn.weight"], block["attn.c_attn.bias"])  # [T, 3 * d_model]
     q, k, v = (split_heads(part, n_head) for part in np.split(qkv, 3, axis=-1))
     # [T, d_model] -> [n_head, T, d_head] each
-    mask = causal_mask(len(x))  # [T, T]: position i sees positions 0..i
-    out, weights = attention(q, k, v, mask, weights_out=weights_out)
+    out, weights = attention(q, k, v, mask, weights_out)  # mask: causal_mask(T), see CAUSAL
     out = merge_heads(out)  # [n_head, T, d_head] -> [T, d_model]
     out = conv1d(out, block["attn.c_proj.weight"], block["attn.c_proj.bias"])
     return out, weights, q, k
 
 
-def transformer_block(x, block, cfg, weights_out=None):
-    # [T, d_model] -> ([T, d_model], [n_head, T, T], q, k)
+def transformer_block(x, block, cfg, mask, weights_out=None):
+    # [T, d_model], [T, T] bool -> ([T, d_model], [n_head, T, d_head], [n_head, T, d_head])
     """Pre-norm block: x = x + attention(LN(x)); x = x + MLP(LN(x))."""
-    a, weights, q, k = self_attention(
+    a, _, q, k = self_attention(
         layer_norm(x, block["ln_1.weight"], block["ln_1.bias"], cfg.eps), block, cfg.n_head,
-        weights_out)
+        mask, weights_out)
     x = x + a
     h = layer_norm(x, block["ln_2.weight"], block["ln_2.bias"], cfg.eps)
     h = conv1d(h, block["mlp.c_fc.weight"], block["mlp.c_fc.bias"])  # [T, d_mlp]
-    h = by_rows(ACTIVATION[cfg.activation], h)  # in blocks of rows (see blocks.py)
+    h = by_rows(ACTIVATION[cfg.activation], h)  # in blocks of rows (see fast_path.py)
     x = x + conv1d(h, block["mlp.c_proj.weight"], block["mlp.c_proj.bias"])  # [T, d_model]
-    return x, weights, q, k
+    return x, q, k
 
 
-def forward(w, cfg, ids):  # weights, ModelConfig, [T] -> dict of arrays
+def forward(w, cfg, ids):  # weights, ModelConfig, [T] ints -> dict of arrays
     """Returns hidden_states [n_layer + 1, T, d_model] (as transformers' GPT2Model reports
     them: the embeddings, each block's input, and the last block's output after ln_f),
     attentions [n_layer, n_head, T, T] and queries and keys [n_layer, n_head, T, d_head]."""

@@ -1,14 +1,12 @@
-"""A loaded model: its config, its weights by checkpoint name, its tokenizer, and `run`."""
+"""A loaded model and its run: text -> tokens -> the family's forward pass -> RunResult."""
 
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from attention_workshop.real import bert, gpt2
-from attention_workshop.real.config import ModelConfig
-from attention_workshop.real.tokenize import encode
-
-FORWARD = {"bert": bert.forward, "gpt2": gpt2.forward}
+from attention_workshop.errors import WorkshopError
+from attention_workshop.real.checkpoint import ModelConfig
+from attention_workshop.real.families import family
 
 
 @dataclass(frozen=True)
@@ -36,7 +34,29 @@ class Model:
         Example: load_model("minilm").run("the river bank").attentions.shape -> (6, 12, 5, 5).
         """
         tokens, ids, special = encode(self.tokenizer, sentence, self.config.n_ctx)
-        out = FORWARD[self.config.family](self.weights, self.config, np.asarray(ids))
+        out = family(self.config.family).forward(self.weights, self.config, np.asarray(ids))
         return RunResult(tokens=tokens, ids=ids, special=special, attentions=out["attentions"],
                          hidden=out["hidden_states"][-1], hidden_states=out["hidden_states"],
                          queries=out["queries"], keys=out["keys"])
+
+
+def check_sentence(sentence):  # str -> None, or WorkshopError
+    """Refuse an empty sentence before any model is loaded for it."""
+    if not sentence.strip():
+        raise WorkshopError('the sentence is empty; give a few words, e.g. "the river bank"')
+
+
+def encode(tokenizer, sentence, n_ctx):  # Tokenizer, str, int -> (tokens, ids, special)
+    """Example (MiniLM): "the river bank" -> ['[CLS]', 'the', 'river', 'bank', '[SEP]'],
+    [101, 1996, 2314, 2924, 102], [True, False, False, False, True] (the special tokens).
+    A sentence longer than the model's n_ctx positions is an error, never silently cut."""
+    check_sentence(sentence)
+    encoding = tokenizer.encode(sentence)
+    tokens, ids = list(encoding.tokens), list(encoding.ids)
+    special = [bool(flag) for flag in encoding.special_tokens_mask]
+    if not ids:
+        raise WorkshopError(f"the sentence {sentence!r} gives no tokens; try ordinary words")
+    if len(ids) > n_ctx:
+        raise WorkshopError(f"the sentence is {len(ids)} tokens long, but the model has "
+                            f"positions for {n_ctx}; shorten it")
+    return tokens, ids, special

