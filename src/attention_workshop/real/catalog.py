@@ -7,6 +7,7 @@ here: `attention-workshop --help` lists KNOWN.
 """
 
 import importlib.util
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -61,7 +62,7 @@ def gpt2_folder(download=False):  # -> Path
 class Known(NamedTuple):
     checkpoint: str  # what it is, for error messages
     source: str  # where its folder comes from, for --help
-    folder: object  # (download=False) -> Path
+    folder: Callable[[bool], Path]  # download -> the checked folder
 
 
 KNOWN = {

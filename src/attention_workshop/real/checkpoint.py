@@ -30,6 +30,8 @@ class ModelConfig:
     n_type: int  # BERT's token-type (segment) rows; 0 for GPT-2
     eps: float  # layer norm epsilon
     activation: str  # a key of transformer.ACTIVATION: "gelu" (erf), "gelu_new" (tanh)
+    # A size only a new family has goes below, with a default, so other families need not
+    # declare it (e.g. a LLaMA-style n_kv_head: int = 0).
 
     @property
     def d_head(self):
@@ -59,10 +61,13 @@ def config_from_dict(raw, where="config.json"):  # dict -> ModelConfig
     values = {"family": model_type, "causal": fam.CAUSAL}
     for field in fields(ModelConfig)[2:]:
         key = fam.CONFIG_KEYS.get(field.name)
-        value = raw.get(key, fam.DEFAULTS.get(field.name, KeyError))
-        if value is KeyError:
+        if key in raw:
+            values[field.name] = raw[key]
+        elif field.name in fam.DEFAULTS:
+            values[field.name] = fam.DEFAULTS[field.name]
+        elif key is not None:
             raise WorkshopError(f"{where}: the key '{key}' is missing")
-        values[field.name] = value
+        # else the field keeps ModelConfig's own default (a size other families do not have)
     if values["d_mlp"] is None:  # e.g. GPT-2's n_inner: null means 4 x n_embd
         values["d_mlp"] = 4 * values["d_model"]
     if values["activation"] not in ACTIVATION:

@@ -8,9 +8,9 @@ beside bert.py and gpt2.py, plus its line below.
 What a family file must define (names are the checkpoint's and config.json's own):
 
     CONFIG_KEYS   {ModelConfig field: its config.json key}, e.g. {"d_model": "n_embd", ...}
-    DEFAULTS      {ModelConfig field: value when config.json lacks the key (or has no key
-                  for it)}; every ModelConfig field is in CONFIG_KEYS or DEFAULTS. A d_mlp
-                  of None means 4 x d_model.
+    DEFAULTS      {ModelConfig field: value when config.json lacks the key (or the family
+                  has no key for it)}. Every ModelConfig field without a default of its own
+                  is in CONFIG_KEYS or DEFAULTS. A d_mlp of None means 4 x d_model.
     REQUIRED      {config.json key: the one value this code supports}; a file that sets
                   another value is refused, a file without the key is taken to mean it.
     PREFIX        the prefix a checkpoint may nest every tensor under ("bert.",

@@ -9,7 +9,8 @@
   copy them).
 - `by_rows`: elementwise work on a big array, a block of rows at a time.
 
-tests/test_real_fast_path.py checks each against the plain version: same numbers.
+tests/test_real_fast_path.py checks attention and by_rows against the plain versions
+(the same numbers); the families' tests check the whole forward against transformers.
 """
 
 import numpy as np
