@@ -56,14 +56,16 @@ def test_float32_is_the_core_within_1e_6(seed, mask_kind):
         assert (fast_weights[..., ~np.broadcast_to(mask, weights.shape)] == 0).all()
 
 
+@pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_weights_out_receives_the_weights_and_nothing_else_moves(dtype):
+def test_weights_out_receives_the_weights_and_nothing_else_moves(dtype, causal):
     """A forward pass hands each layer its slice of [n_layer, n_head, T, T]."""
     rng = np.random.default_rng(1)
     q, k, v = (rng.normal(size=(3, 6, 4)).astype(dtype) for _ in range(3))
-    out, weights = attention(q, k, v, causal_mask(6))
+    mask = causal_mask(6) if causal else None
+    out, weights = attention(q, k, v, mask)
     buffer = np.full((2, 3, 6, 6), np.nan, dtype)
-    out2, weights2 = attention(q, k, v, causal_mask(6), weights_out=buffer[1])
+    out2, weights2 = attention(q, k, v, mask, weights_out=buffer[1])
     assert np.shares_memory(weights2, buffer)
     np.testing.assert_array_equal(buffer[1], weights)
     np.testing.assert_array_equal(out2, out)
