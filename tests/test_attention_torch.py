@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from attention_cases import random_case
 
 from attention_workshop.attention import causal_mask, scaled_dot_product_attention
 
@@ -11,20 +12,7 @@ torch = pytest.importorskip("torch")
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("mask_kind", ["none", "causal", "random"])
 def test_equals_torch(seed, mask_kind):
-    rng = np.random.default_rng(seed)
-    heads = int(rng.integers(1, 5))
-    T_q = int(rng.integers(1, 12))
-    T_k = T_q if mask_kind == "causal" else int(rng.integers(1, 12))
-    d_k, d_v = int(rng.integers(1, 65)), int(rng.integers(1, 33))
-    q = rng.normal(size=(heads, T_q, d_k))
-    k = rng.normal(size=(heads, T_k, d_k))
-    v = rng.normal(size=(heads, T_k, d_v))
-    mask = None
-    if mask_kind == "causal":
-        mask = causal_mask(T_q)
-    elif mask_kind == "random":
-        mask = rng.random((heads, T_q, T_k)) < 0.6
-        mask[..., 0] = True  # every query keeps at least one key
+    q, k, v, mask = random_case(seed, mask_kind)
     ours, _ = scaled_dot_product_attention(q, k, v, mask)
     theirs = torch.nn.functional.scaled_dot_product_attention(
         torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v),
