@@ -28,6 +28,10 @@ class Exploration:
     channels: tuple
     sources: tuple = ("built-in", "built-in", "built-in")  # table, W_Q, W_K
 
+    def _repr_html_(self):  # a notebook shows tables; a terminal keeps the plain repr
+        from attention_workshop.notebook_html import exploration_html
+        return exploration_html(self)
+
 
 def lookup(sentence, table):  # str, Table -> (list[str], [T, d_model])
     """Split the sentence and stack its rows, or raise one WorkshopError line.

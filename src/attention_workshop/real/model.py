@@ -20,6 +20,10 @@ class RunResult:
     queries: np.ndarray  # [n_layer, n_head, T, d_head]
     keys: np.ndarray  # [n_layer, n_head, T, d_head]
 
+    def _repr_html_(self):  # a notebook shows tables; a terminal keeps the plain repr
+        from attention_workshop.notebook_html import run_html
+        return run_html(self)
+
 
 @dataclass(frozen=True)
 class Model:
