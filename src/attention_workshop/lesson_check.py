@@ -1,5 +1,8 @@
 """Check a lesson's cross-checks against results.log: find citations, their quoted blocks, compare.
 
+A lesson is a text or markdown file, or a Jupyter notebook read as text by
+`lesson_notebook.notebook_text`.
+
 A citation reads "cross-check: results.log line 28", "lines 29-34" or "lines 46 and 72".
 The quoted block is what follows the citation's paragraph: indented paragraphs,
 paragraphs headed `[Sn]` at column 0, or ``` fenced blocks, up to the next prose
@@ -144,9 +147,13 @@ def _found_at(block, log):
     return None
 
 
-def _first_difference(block, pairs, log):
+def _lesson_line(n):
+    return f"lesson line {n}"
+
+
+def _first_difference(block, pairs, log, place=_lesson_line):
     for k, (text, n) in enumerate(pairs):
-        where = f"lesson line {block.start + k}"
+        where = place(block.start + k)
         if n is None:
             return f"{where} {text!r} lies past the cited lines"
         if text != log[n - 1]:
@@ -154,8 +161,11 @@ def _first_difference(block, pairs, log):
     return None
 
 
-def check_citation(citation, blocks, log):
-    """Does one of `blocks` stand in `log` (a list of lines), contiguous, inside the cited lines?"""
+def check_citation(citation, blocks, log, place=None):
+    """Does one of `blocks` stand in `log` (a list of lines), contiguous, inside the cited lines?
+    `place(n)` names the lesson's line n in a report ("cell 5, line 3"); by default "lesson
+    line n"."""
+    place = place or _lesson_line
     past = [n for n in citation.cited if n > len(log)]
     if past:
         return Result(citation, False, f"line {past[0]} is past the end of the log "
@@ -165,23 +175,23 @@ def check_citation(citation, blocks, log):
     best = None
     for block in blocks:
         for pairs in _alignments(block, citation.cited):
-            if _first_difference(block, pairs, log) is None:
+            if _first_difference(block, pairs, log, place) is None:
                 return Result(citation, True, "ok")
             key = _score(pairs, log)
             if best is None or key > best[0]:
                 best = (key, block, pairs)
     _, block, pairs = best
-    detail = _first_difference(block, pairs, log)
+    detail = _first_difference(block, pairs, log, place)
     found = _found_at(block, log)
     if found is not None:
         detail += f" (the block stands at log lines {found}-{found + len(block.lines) - 1})"
     return Result(citation, False, detail)
 
 
-def check_text(text, log, name="lesson"):
+def check_text(text, log, name="lesson", place=None):
     """Check every citation in a lesson's `text` against `log` (a list of lines)."""
     lines = text.splitlines()
     return [
-        check_citation(c, quoted_blocks(lines, c.line - 1), log)
+        check_citation(c, quoted_blocks(lines, c.line - 1), log, place)
         for c in find_citations(text, name)
     ]

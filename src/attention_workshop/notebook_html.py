@@ -17,6 +17,7 @@ MAX_TOKENS = 16  # a model run with more tokens shows its head grid, not whole w
 SHOWN_HEADS = 3  # weight tables shown for a model run: its strongest word-to-word heads
 CELL = "padding:2px 6px;text-align:right;font-family:monospace"
 LABEL = "padding:2px 6px;text-align:left;font-family:monospace"
+CAPTION = '<caption style="text-align:left;white-space:nowrap">'
 
 
 def _shaded(value, decimals):  # a weight in [0, 1] -> one <td>
@@ -35,7 +36,7 @@ def table(rows, cols, matrix, caption="", shade=False, decimals=3):  # -> HTML t
         cells = "".join(_shaded(v, decimals) if shade else
                         f'<td style="{CELL}">{v:.{decimals}f}</td>' for v in values)
         body.append(f'<tr><th style="{LABEL}">{escape(str(label))}</th>{cells}</tr>')
-    title = f'<caption style="text-align:left;white-space:nowrap">{escape(caption)}</caption>' if caption else ""
+    title = f"{CAPTION}{escape(caption)}</caption>" if caption else ""
     return (f'<table style="border-collapse:collapse;margin:4px 16px 8px 0">{title}'
             f"<tr><th></th>{head}</tr>{''.join(body)}</table>")
 
@@ -78,7 +79,7 @@ def _looks_most(tokens, raw, wired):  # [T, T] twice -> a table: each word's top
                         f"{w[i].max():.3f}</td>" for w in (raw, wired))
         rows.append(f'<tr><th style="{LABEL}">{escape(token)}</th>{cells}</tr>')
     return ('<table style="border-collapse:collapse;margin:4px 0 8px 0">'
-            '<caption style="text-align:left;white-space:nowrap">where each word looks most</caption>'
+            f"{CAPTION}where each word looks most</caption>"
             f'<tr><th></th><th style="{LABEL}">raw head</th><th style="{LABEL}">wired head</th>'
             f"</tr>{''.join(rows)}</table>")
 

@@ -9,7 +9,8 @@ HELP = "check that every 'cross-check: results.log lines A-B' in a lesson matche
 
 
 def add_arguments(parser):
-    parser.add_argument("files", nargs="+", metavar="FILE", help="lesson text or markdown files")
+    parser.add_argument("files", nargs="+", metavar="FILE",
+                        help="lessons: text or markdown files, or Jupyter notebooks (.ipynb)")
     parser.add_argument("--log", metavar="PATH",
                         help=f"the log to check against (default: {DEFAULT_OUT}/results.log, "
                              "written by running the workshop first if it is missing)")
@@ -26,22 +27,32 @@ def default_log():
     return log
 
 
+def read_lesson(path):  # -> (text, place): place(n) names a notebook's line n; None for text
+    text = read_text(path, "lesson")
+    if not str(path).endswith(".ipynb"):
+        return text, None
+    from attention_workshop.lesson_notebook import notebook_text
+
+    return notebook_text(text, path)  # its markdown cells and text outputs
+
+
 def main(args):
     from attention_workshop.lesson_check import check_text, find_citations
     from attention_workshop.userfiles import read_text
 
-    lessons = [(path, read_text(path, "lesson")) for path in args.files]
-    for path, text in lessons:
+    lessons = [(path, *read_lesson(path)) for path in args.files]
+    for path, text, _ in lessons:
         find_citations(text, path)  # an impossible citation is bad input: stop before any output
     log_path = args.log if args.log is not None else default_log()
     log = read_text(log_path, "log").splitlines()
     passed = failed = 0
-    for path, text in lessons:
-        results = check_text(text, log, path)
+    for path, text, place in lessons:
+        results = check_text(text, log, path, place)
         if not results:
             print(f"{path}: no 'cross-check: results.log ...' citations found")
         for r in results:
-            print(f"{path}:{r.citation.line}: results.log {r.citation.label}: "
+            where = place(r.citation.line) if place else r.citation.line
+            print(f"{path}:{where}: results.log {r.citation.label}: "
                   f"{r.detail if r.ok else 'FAIL: ' + r.detail}")
             passed += r.ok
             failed += not r.ok

@@ -47,8 +47,11 @@ def new_figure(width, height, margins=None, **subplots):
     return fig, fig.subplots(**subplots)
 
 
-def save(fig, path):  # Figure, Path -> Path
-    """Render to PNG in memory (Agg), then write it atomically."""
+def save(fig, path):  # Figure, Path | None -> Path | Figure
+    """Render to PNG in memory (Agg), then write it atomically. With path None the figure
+    itself is returned: a notebook shows it inline as the cell's last value."""
+    if path is None:
+        return fig
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
     return write_atomic(path, buf.getvalue())

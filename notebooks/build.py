@@ -1,0 +1,121 @@
+"""Build the notebooks from their sources, run each from a clean kernel, store the outputs.
+
+    .venv/bin/python notebooks/build.py          # every notebook
+    .venv/bin/python notebooks/build.py 02       # the notebooks whose name starts with 02
+
+notebooks/sources/NN_name.py holds one notebook's cells in the "percent" format that jupytext
+also reads: `# %% [markdown]` starts a markdown cell (its lines are comments, "# " dropped),
+`# %%` a code cell, and `# %% tags=["answers"]` a code cell with tags. A code line
+`# %matplotlib inline` becomes the magic itself. The sources stay plain Python, linted by
+ruff like the rest of the project.
+
+Cells tagged "answers" are run but stored without their outputs, so a quiz's answers stay
+hidden until the learner runs that cell. tests/test_notebooks.py runs every notebook again
+and fails when a text output differs from the stored one.
+"""
+
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SOURCES = HERE / "sources"
+HIDDEN = "answers"  # the tag of cells whose outputs are not stored
+MAGIC = re.compile(r"# (%\w+.*)")
+TIMEOUT = 120  # seconds per cell before nbclient gives up
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}  # the notebooks never download
+KERNEL = "attention-workshop"
+
+
+def read_cells(path):  # Path -> [(kind, text, tags)]
+    """Example: "# %% [markdown]\\n# # Title\\n# %%\\nx = 1\\n" ->
+    [("markdown", "# Title", []), ("code", "x = 1", [])]."""
+    cells = []
+    for chunk in re.split(r"^(?=# %%)", path.read_text(encoding="utf-8"), flags=re.M):
+        if not chunk.startswith("# %%"):
+            continue
+        header, _, body = chunk.partition("\n")
+        tags = json.loads(header.split("tags=", 1)[1]) if "tags=" in header else []
+        lines = body.rstrip("\n").split("\n")
+        if "[markdown]" in header:
+            text = "\n".join(line.removeprefix("#").removeprefix(" ") for line in lines)
+            cells.append(("markdown", text, tags))
+        else:
+            text = "\n".join(MAGIC.sub(r"\1", line) for line in lines)
+            cells.append(("code", text, tags))
+    return cells
+
+
+def build(path):  # a source file -> an nbformat notebook, not yet run
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                  "language": "python"},
+                   "language_info": {"name": "python"}}
+    for n, (kind, text, tags) in enumerate(read_cells(path)):
+        new = nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_code_cell
+        cell = new(text, id=f"{path.stem}-{n:02d}")  # fixed ids: a rebuild changes no line
+        if tags:
+            cell.metadata["tags"] = tags
+        nb.cells.append(cell)
+    return nb
+
+
+def kernel_manager(folder):
+    """A kernel that is this very Python (the project's .venv), whatever kernels Jupyter has
+    registered elsewhere on the machine."""
+    from jupyter_client import KernelManager
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = Path(folder) / "kernels" / KERNEL
+    spec.mkdir(parents=True, exist_ok=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": f"Python ({sys.executable})", "language": "python",
+        "env": {**OFFLINE, "IPYTHONDIR": str(Path(folder) / "ipython")}}))
+    specs = KernelSpecManager(kernel_dirs=[str(Path(folder) / "kernels")])
+    # local sockets in the temporary folder, not TCP ports
+    return KernelManager(kernel_name=KERNEL, kernel_spec_manager=specs, transport="ipc",
+                         ip=str(Path(folder) / "socket"))
+
+
+def execute(nb, cwd=HERE):  # notebook -> the same notebook, run top to bottom in a new kernel
+    """Raises nbclient's CellExecutionError on the first cell that fails."""
+    from nbclient import NotebookClient
+
+    with tempfile.TemporaryDirectory() as folder:
+        client = NotebookClient(nb, km=kernel_manager(folder), timeout=TIMEOUT,
+                                record_timing=False, resources={"metadata": {"path": str(cwd)}})
+        client.execute()
+    nb.metadata["language_info"] = {"name": "python"}  # no version: the same file everywhere
+    return nb
+
+
+def hide_answers(nb):  # the stored form: cells tagged "answers" keep no output
+    for cell in nb.cells:
+        if HIDDEN in cell.metadata.get("tags", []):
+            cell.outputs, cell.execution_count = [], None
+    return nb
+
+
+def main(argv=None):
+    import nbformat
+
+    prefixes = (argv if argv is not None else sys.argv[1:]) or [""]
+    os.chdir(HERE)
+    for source in sorted(SOURCES.glob("*.py")):
+        if not any(source.stem.startswith(p) for p in prefixes):
+            continue
+        start = time.perf_counter()
+        nb = hide_answers(execute(build(source)))
+        nbformat.write(nb, HERE / f"{source.stem}.ipynb")
+        print(f"wrote notebooks/{source.stem}.ipynb (ran in {time.perf_counter() - start:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()
