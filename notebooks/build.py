@@ -69,7 +69,7 @@ def build(path):  # a source file -> an nbformat notebook, not yet run
 def kernel_manager(folder):
     """A kernel that is this very Python (the project's .venv), whatever kernels Jupyter has
     registered elsewhere on the machine."""
-    from jupyter_client import KernelManager
+    from jupyter_client import AsyncKernelManager
     from jupyter_client.kernelspec import KernelSpecManager
 
     spec = Path(folder) / "kernels" / KERNEL
@@ -80,7 +80,7 @@ def kernel_manager(folder):
         "env": {**OFFLINE, "IPYTHONDIR": str(Path(folder) / "ipython")}}))
     specs = KernelSpecManager(kernel_dirs=[str(Path(folder) / "kernels")])
     # local sockets in the temporary folder, not TCP ports
-    return KernelManager(kernel_name=KERNEL, kernel_spec_manager=specs, transport="ipc",
+    return AsyncKernelManager(kernel_name=KERNEL, kernel_spec_manager=specs, transport="ipc",
                          ip=str(Path(folder) / "socket"))
 
 
@@ -90,8 +90,9 @@ def execute(nb, cwd=HERE):  # notebook -> the same notebook, run top to bottom i
 
     with tempfile.TemporaryDirectory() as folder:
         client = NotebookClient(nb, km=kernel_manager(folder), timeout=TIMEOUT,
-                                record_timing=False, resources={"metadata": {"path": str(cwd)}})
-        client.execute()
+                                record_timing=False, coalesce_streams=True,
+                                resources={"metadata": {"path": str(cwd)}})
+        client.execute(cleanup_kc=True)  # shut the kernel down before its folder goes
     nb.metadata["language_info"] = {"name": "python"}  # no version: the same file everywhere
     return nb
 
