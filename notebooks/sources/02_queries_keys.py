@@ -300,9 +300,20 @@ for d in (4, 16, 64, 256):
           f"unscaled {unscaled:.3f}, scaled {scaled:.3f}")
 
 # %%
-from attention_workshop.figures.toy import scaling
+import matplotlib.pyplot as plt
 
-scaling(s5, None)
+dims = list(s5)
+fig, ax = plt.subplots(figsize=(6.5, 3.6))
+for column, color, label in ((1, "#c0392b", "unscaled: softmax(q . k)"),
+                             (2, "#2468b4", "scaled: softmax(q . k / sqrt(d))")):
+    ax.plot(dims, [s5[d][column] for d in dims], "o-", color=color, label=label)
+ax.axhline(1.0, color="#7f7f7f", ls="--", lw=1)
+ax.set_xscale("log", base=2)
+ax.set_xticks(dims, [str(d) for d in dims])
+ax.set(xlabel="d (length of a query and a key)", ylabel="average top share (8 keys)",
+       ylim=(0, 1.05), title="Without the division, one key takes nearly everything")
+ax.legend(loc="center right")
+plt.show()
 
 # %% [markdown]
 # The spread follows sqrt(d) almost exactly. Without the division the top share climbs

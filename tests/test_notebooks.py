@@ -1,0 +1,126 @@
+"""The notebooks: stored as built from their sources, run top to bottom from a clean kernel of
+this very Python (offline), and every stored text output equal to the re-run one, so a stored
+notebook never lies. Images, widget views and execution counts are not compared.
+"""
+
+import copy
+import importlib.util
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from attention_workshop import cli
+from attention_workshop.quiz import load
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("notebook_build", ROOT / "notebooks" / "build.py")
+build = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(build)
+
+SOURCES = sorted(build.SOURCES.glob("*.py"))
+WIDGET = "application/vnd.jupyter.widget-view+json"
+TEXT = ("text/plain", "text/html", "text/markdown", "text/latex")
+
+
+def stored(source):
+    return nbformat.read(ROOT / "notebooks" / f"{source.stem}.ipynb", as_version=4)
+
+
+def text_outputs(nb):  # -> one list per code cell of (kind, name, text), images left out
+    """Example: a cell printing "x" and showing a figure -> [("stream", "stdout", "x\\n"),
+    ("display_data", "text/plain", "<Figure size 640x480 with 1 Axes>")]."""
+    cells = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        outputs = []
+        for out in cell.outputs:
+            if out.output_type == "stream":
+                outputs.append(("stream", out.name, out.text))
+            elif out.output_type == "error":
+                outputs.append(("error", out.ename, out.evalue))
+            elif WIDGET not in out.data:  # a widget view's text is its live state
+                outputs += [(out.output_type, mime, out.data[mime]) for mime in TEXT
+                            if mime in out.data]
+        cells.append(outputs)
+    return cells
+
+
+@pytest.fixture(scope="module", params=SOURCES, ids=lambda p: p.stem)
+def executed(request):
+    """(source, the notebook built from it and run, before its answers were hidden)."""
+    return request.param, build.execute(build.build(request.param))
+
+
+def test_every_notebook_is_built_from_a_source():
+    notebooks = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+    assert notebooks == [s.stem for s in SOURCES] and len(SOURCES) == 4
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_stored_cells_are_the_sources(source):
+    """Editing a source without running build.py (or the .ipynb by hand) fails here."""
+    fresh, old = build.build(source), stored(source)
+    assert [(c.cell_type, c.source, c.metadata.get("tags", [])) for c in old.cells] == \
+           [(c.cell_type, c.source, c.metadata.get("tags", [])) for c in fresh.cells]
+    assert [c.id for c in old.cells] == [c.id for c in fresh.cells]
+
+
+def test_stored_text_outputs_equal_a_fresh_run(executed):
+    source, nb = executed
+    fresh = text_outputs(build.hide_answers(copy.deepcopy(nb)))
+    old = text_outputs(stored(source))
+    for n, (mine, theirs) in enumerate(zip(fresh, old, strict=True)):
+        assert mine == theirs, f"{source.stem}: code cell {n} printed something else"
+    assert not [o for cell in fresh for o in cell if o[0] == "stream" and o[1] == "stderr"]
+
+
+def test_answers_are_hidden_until_run_and_then_every_answer_shows(executed):
+    source, nb = executed
+    module = source.stem[1]  # "00_embeddings" -> "0"
+    hidden = [c for c in stored(source).cells if build.HIDDEN in c.metadata.get("tags", [])]
+    ran = [c for c in nb.cells if build.HIDDEN in c.metadata.get("tags", [])]
+    assert len(hidden) == len(ran) == 1 and hidden[0].outputs == []
+    shown = "".join(o.text for o in ran[0].outputs if o.output_type == "stream")
+    _, questions = load(module)
+    for n, question in enumerate(questions, 1):
+        assert f" Module {module}, question {n}:\n  no answer; the answer is " \
+               f"{question.shown_answer}\n" in shown
+
+
+def test_sliders_draw_both_figures_when_run(executed):
+    """A widget's output lives in the notebook's widget state: Module 2's sliders drew the
+    weights and bank's three lives there, with no traceback."""
+    source, nb = executed
+    state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    outputs = [m["state"]["outputs"] for m in state.get("state", {}).values()
+               if m["model_name"] == "OutputModel"]
+    expected = [[["image/png", "text/plain"]] * 2] if source.stem.startswith("02") else []
+    assert [[sorted(o.get("data", {})) for o in out] for out in outputs] == expected
+
+
+def test_module2_runs_top_to_bottom_without_ipywidgets():
+    [source] = [s for s in SOURCES if s.stem.startswith("02")]
+    nb = build.build(source)
+    hide = "import sys\nsys.modules['ipywidgets'] = None  # import ipywidgets now fails"
+    nb.cells.insert(0, nbformat.v4.new_code_cell(hide))
+    ran = build.execute(nb)
+    printed = "".join(o.get("text", "") for c in ran.cells if c.cell_type == "code"
+                      for o in c.outputs)
+    assert "ipywidgets is not installed" in printed
+    assert not any(WIDGET in o.get("data", {}) for c in ran.cells if c.cell_type == "code"
+                   for o in c.outputs)
+
+
+def test_notebooks_cite_the_log(tmp_path, capsys):
+    """Each notebook quotes its module's lines of a full run's log, and all of them pass."""
+    assert cli.main(["run", "--no-figures", "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    paths = [ROOT / "notebooks" / f"{s.stem}.ipynb" for s in SOURCES]
+    code = cli.main(["check-lesson", *map(str, paths), "--log", str(tmp_path / "results.log")])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0, "\n".join(out)
+    cited = {path.name: sum(f"{path.name}:cell " in line for line in out) for path in paths}
+    assert all(count >= 4 for count in cited.values()), cited
+    assert out[-1] == f"{sum(cited.values())} passed, 0 failed"
