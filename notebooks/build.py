@@ -88,13 +88,41 @@ def execute(nb, cwd=HERE):  # notebook -> the same notebook, run top to bottom i
     """Raises nbclient's CellExecutionError on the first cell that fails."""
     from nbclient import NotebookClient
 
+    class Client(NotebookClient):
+        async def async_start_new_kernel_client(self):
+            kc = await super().async_start_new_kernel_client()
+            kc.shell_channel.get_msg = _in_slices(kc.shell_channel.get_msg)
+            return kc
+
     with tempfile.TemporaryDirectory() as folder:
-        client = NotebookClient(nb, km=kernel_manager(folder), timeout=TIMEOUT,
-                                record_timing=False, coalesce_streams=True,
-                                resources={"metadata": {"path": str(cwd)}})
+        client = Client(nb, km=kernel_manager(folder), timeout=TIMEOUT, record_timing=False,
+                        coalesce_streams=True, resources={"metadata": {"path": str(cwd)}})
         client.execute(cleanup_kc=True)  # shut the kernel down before its folder goes
     nb.metadata["language_info"] = {"name": "python"}  # no version: the same file everywhere
     return nb
+
+
+def _in_slices(get_msg, step=0.5):
+    """A shell channel's get_msg that waits in slices of `step` seconds up to its timeout.
+
+    After a cell that shows widgets, the wait for its execute_reply sometimes sleeps through
+    the reply's arrival and wakes only at the timeout, with the reply (nbclient issue 312,
+    seen here about once in six runs: 2 minutes lost). A short wait that finds nothing is
+    simply repeated, so the reply is picked up within `step`.
+    """
+    from queue import Empty
+
+    async def patient(timeout=None):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = step if deadline is None else min(step, deadline - time.monotonic())
+            try:
+                return await get_msg(timeout=max(left, 0.0))
+            except Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise
+
+    return patient
 
 
 def hide_answers(nb):  # the stored form: cells tagged "answers" keep no output

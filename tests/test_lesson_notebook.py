@@ -43,11 +43,11 @@ def check(tmp_path, capsys, text):
 
 
 def test_text_is_markdown_and_text_outputs_in_order_without_code():
-    text, place = notebook_text(notebook(
+    text, place = notebook_text(json.loads(notebook(
         markdown("# Title", "See (cross-check: results.log lines 2-3):"),
         code("print('  a = 1')", printed("  a = 1\n  b = 2\n"), printed("oops\n", "stderr")),
         code("x", shown("  c = 3")),
-        markdown("The end.")))
+        markdown("The end."))))
     assert text == ("# Title\nSee (cross-check: results.log lines 2-3):\n\n  a = 1\n  b = 2\n\n"
                     "  c = 3\n\nThe end.\n\n")
     assert [place(n) for n in (1, 2, 3, 4, 5, 7, 9)] == [
@@ -93,12 +93,19 @@ def test_code_is_not_read_as_a_quoted_block(tmp_path, capsys):
     assert code_ == 1 and "FAIL" in out[0]
 
 
-@pytest.mark.parametrize("text", ["{not json", json.dumps({"cells": "no"}),
-                                  json.dumps({"cells": [{"cell_type": "markdown"}]}),
-                                  json.dumps({"cells": [{"cell_type": "markdown",
-                                                         "source": [1, 2]}]}),
-                                  json.dumps([1, 2])])
-def test_not_a_notebook_is_one_line_and_exit_2(tmp_path, capsys, text):
+@pytest.mark.parametrize(("text", "reason"), [
+    ("{not json", "it is not valid JSON"),
+    (json.dumps({"cells": "no"}), "it is not a Jupyter notebook"),
+    (json.dumps({"cells": [{"cell_type": "markdown"}]}), "it is not a Jupyter notebook"),
+    (json.dumps({"cells": [{"cell_type": "markdown", "source": [1, 2]}]}),
+     "it is not a Jupyter notebook"),
+    (json.dumps([1, 2]), "it is not a Jupyter notebook"),
+    (notebook(markdown("Intro."), markdown("Odd (cross-check: results.log lines 9-3).")),
+     "cell 2, line 1: 'results.log lines 9-3'"),
+    ('{"cells": [], "cells": []}', 'key "cells" appears twice'),
+])
+def test_not_a_notebook_is_one_line_and_exit_2(tmp_path, capsys, text, reason):
     code_, out, err = check(tmp_path, capsys, text)
     assert (code_, out) == (2, [])
-    assert len(err.splitlines()) == 1 and "not a Jupyter notebook" in err
+    assert len(err.splitlines()) == 1
+    assert f"cannot read lesson '{tmp_path / 'lesson.ipynb'}': {reason}" in err

@@ -48,16 +48,18 @@ class Result:
     detail: str  # "ok", or what differs
 
 
-def find_citations(text, name="lesson"):
+def find_citations(text, name="lesson", place=None):
     """Every citation in `text`, in order. An impossible one (line 0, B < A, a number past
-    LAST_LINE) raises one WorkshopError line naming the lesson `name` and its line."""
+    LAST_LINE) raises one WorkshopError line naming the lesson `name` and its line (or
+    `place(line)`, a notebook's "cell 4, line 2")."""
     citations = []
     for m in CITATION.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
         wrong = _impossible(m["a"], m["b"], m["sep"])
         if wrong:
             label = printable(_label(m["a"], m["b"], m["sep"]), 60)
-            raise refuse("lesson", name, f"line {line}: 'results.log {label}' {wrong}",
+            where = place(line) if place else f"line {line}"
+            raise refuse("lesson", name, f"{where}: 'results.log {label}' {wrong}",
                          "cite log lines that exist, e.g. 'results.log lines 29-34'")
         a, b = int(m["a"]), int(m["b"]) if m["b"] else None
         cited = (a,) if b is None else (a, b) if m["sep"] == "and" else tuple(range(a, b + 1))
@@ -193,5 +195,5 @@ def check_text(text, log, name="lesson", place=None):
     lines = text.splitlines()
     return [
         check_citation(c, quoted_blocks(lines, c.line - 1), log, place)
-        for c in find_citations(text, name)
+        for c in find_citations(text, name, place)
     ]

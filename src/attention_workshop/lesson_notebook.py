@@ -1,14 +1,20 @@
 """A Jupyter notebook (.ipynb) read as a lesson, so check-lesson can check its citations.
 
-A notebook is JSON; a learner reads its markdown cells and its code cells' outputs, in order.
+A notebook is JSON (read through userfiles.read_json); a learner reads its markdown cells and
+its code cells' outputs, in order.
 """
 
-import json
+from attention_workshop.userfiles import read_json, refuse
 
-from attention_workshop.errors import WorkshopError
+TODO = "give a notebook as Jupyter saves it (.ipynb)"
 
 
-def notebook_text(raw, name="notebook"):  # .ipynb JSON text -> (text, place)
+def read_notebook(path):  # -> (text, place)
+    """notebook_text of the .ipynb file at `path`, read through the one door for user files."""
+    return notebook_text(read_json(path, "lesson", TODO), path)
+
+
+def notebook_text(doc, name="notebook"):  # parsed .ipynb JSON -> (text, place)
     """What a notebook says, as a lesson: each markdown cell's text and each code cell's text
     outputs (printed lines, text/plain values), in cell order, a blank line between cells; the
     code itself is not read. `place(n)` names text line n in the notebook: "cell 4, line 2"
@@ -17,11 +23,10 @@ def notebook_text(raw, name="notebook"):  # .ipynb JSON text -> (text, place)
     citation is followed by the quoted block "  a = 1".
     """
     try:
-        cells = json.loads(raw)["cells"]
-        parts = [(n, _cell_text(cell)) for n, cell in enumerate(cells, 1)]
-    except (ValueError, KeyError, TypeError, AttributeError):
-        raise WorkshopError(f"{name}: not a Jupyter notebook (expected JSON with a list of "
-                            "cells, as Jupyter saves it)") from None
+        parts = [(n, _cell_text(cell)) for n, cell in enumerate(doc["cells"], 1)]
+    except (KeyError, TypeError, AttributeError):
+        raise refuse("lesson", name, "it is not a Jupyter notebook (no list of cells, each "
+                     "with its type, source and outputs)", TODO) from None
     lines, where = [], []
     for n, text in parts:
         cell_lines = text.splitlines()

@@ -28,12 +28,13 @@ def default_log():
 
 
 def read_lesson(path):  # -> (text, place): place(n) names a notebook's line n; None for text
-    text = read_text(path, "lesson")
-    if not str(path).endswith(".ipynb"):
-        return text, None
-    from attention_workshop.lesson_notebook import notebook_text
+    if str(path).endswith(".ipynb"):
+        from attention_workshop.lesson_notebook import read_notebook
 
-    return notebook_text(text, path)  # its markdown cells and text outputs
+        return read_notebook(path)  # its markdown cells and text outputs
+    from attention_workshop.userfiles import read_text
+
+    return read_text(path, "lesson"), None
 
 
 def main(args):
@@ -41,8 +42,8 @@ def main(args):
     from attention_workshop.userfiles import read_text
 
     lessons = [(path, *read_lesson(path)) for path in args.files]
-    for path, text, _ in lessons:
-        find_citations(text, path)  # an impossible citation is bad input: stop before any output
+    for path, text, place in lessons:
+        find_citations(text, path, place)  # an impossible citation: stop before any output
     log_path = args.log if args.log is not None else default_log()
     log = read_text(log_path, "log").splitlines()
     passed = failed = 0
