@@ -114,7 +114,7 @@ print("and for all 72 heads at once?", np.allclose(everything, river.attentions,
 # on average over the heads, more or less than an even split (1/5 = 0.2)?
 
 # %%
-from attention_workshop.real.heads import heads_toward
+from attention_workshop.real.head_search import heads_toward
 
 for result, topic in ((river, "river"), (money, "money")):
     b, t = result.tokens.index("bank"), result.tokens.index(topic)
@@ -219,7 +219,7 @@ from html import escape
 
 from IPython.display import HTML
 
-from attention_workshop.real.head_view import head_view_html
+from attention_workshop.figures.head_view import head_view_html
 
 page = head_view_html(f'"{sentence}"', mine.tokens, mine.attentions, 0)
 height = 240 + 28 * len(mine.tokens)  # pixels: the page's header, then a row per token
