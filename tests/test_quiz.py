@@ -161,6 +161,18 @@ def test_module3_answers_from_the_model_files():
 
 
 @needs_minilm
+def test_module3_names_heads_from_0_as_the_log_does(tmp_path):
+    """results.log line 89 names the strongest bank -> river head "L0 H2"; the quiz names the
+    same head with the same numbers (layers and heads count from 0 everywhere)."""
+    assert cli.main(["run", "--no-figures", "--out", str(tmp_path)]) == 0
+    line = (tmp_path / "results.log").read_text().splitlines()[88]
+    layer, head = re.search(r"river bank\": L(\d+) H(\d+) =", line).groups()
+    _, qs = load("3")
+    assert f"Layer {layer}, head {head} (counted from 0" in qs[3].explanation
+    assert f"(layer {layer}, head {head})" in qs[4].prompt
+
+
+@needs_minilm
 def test_all_modules_answers_file(tmp_path, capsys):
     path = tmp_path / "all.txt"
     path.write_text(f"0.1: {0.3 * 0.9 + 0.9 * 0.3}\n0.3: B\n1.6: {by_hand()[6]:.3f}\n")
