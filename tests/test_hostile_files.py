@@ -1,7 +1,8 @@
 """Hostile files handed to every command that reads one: exit 2, one stderr line in the one
 wording (`cannot read WHAT 'PATH': REASON; WHAT TO DO`), no traceback, no hang, nothing written.
 
-Commands: explore --table / --wq / --wk, quiz --answers, check-lesson FILE, check-lesson --log.
+Commands: explore --table / --wq / --wk, quiz --answers, check-lesson FILE (text and .ipynb),
+check-lesson --log.
 Most cases run `cli.main` in-process; a FIFO (whose open would block) and a chmod 000 file
 (which root reads anyway: there the command runs without CAP_DAC_OVERRIDE) run the command in
 a subprocess with a timeout.
@@ -30,6 +31,8 @@ COMMANDS = {
     "quiz --answers": ("answers file", ".txt", lambda f, d: ["quiz", "1", "--answers", f]),
     "check-lesson FILE": ("lesson", ".txt",
                           lambda f, d: ["check-lesson", f, "--log", d / "good.log"]),
+    "check-lesson NOTEBOOK": ("lesson", ".ipynb",
+                              lambda f, d: ["check-lesson", f, "--log", d / "good.log"]),
     "check-lesson --log": ("log", ".log",
                            lambda f, d: ["check-lesson", d / "good.txt", "--log", f]),
 }
@@ -216,6 +219,16 @@ DATA = {
     "lines 1 and 0": ("check-lesson FILE", ".txt",
                       "Intro.\n\nSee (cross-check: results.log lines 1 and 0).\n",
                       "line 3: 'results.log lines 1 and 0' cites line 0"),
+    "notebook nested 3,000 deep": ("check-lesson NOTEBOOK", ".ipynb",
+                                   '{"cells": ' + "[" * DEEP + "]" * DEEP + "}",
+                                   "it nests more than 32 levels deep"),
+    "notebook with a NaN": ("check-lesson NOTEBOOK", ".ipynb", '{"cells": [], "x": NaN}',
+                            "x is nan; every number must be finite"),
+    "notebook as a list": ("check-lesson NOTEBOOK", ".ipynb", "[1, 2]",
+                           "it is not a Jupyter notebook"),
+    "notebook cell without a type": ("check-lesson NOTEBOOK", ".ipynb",
+                                     '{"cells": [{"source": "x"}]}',
+                                     "it is not a Jupyter notebook"),
     "5,000-digit line number": ("check-lesson FILE", ".txt",
                                 "(cross-check: results.log line " + "7" * 5000 + ")\n",
                                 "cites a line past 99999"),
