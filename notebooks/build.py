@@ -25,6 +25,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SOURCES = HERE / "sources"
 HIDDEN = "answers"  # the tag of cells whose outputs are not stored
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 MAGIC = re.compile(r"# (%\w+.*)")
 TIMEOUT = 120  # seconds per cell before nbclient gives up
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}  # the notebooks never download
@@ -125,6 +127,34 @@ def _in_slices(get_msg, step=0.5):
     return patient
 
 
+def stable_widget_ids(nb, name):  # -> the same notebook with widget ids that a rerun keeps
+    """Widget model ids are random; renumber them in the order a reader meets them (each
+    displayed widget, then the widgets its state refers to, depth first), so a rebuild that
+    changed nothing leaves the file as it was. Example: id '05820dcc...' -> md5('02_x:0')."""
+    import hashlib
+
+    import nbformat
+
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    order = []
+
+    def visit(model_id):
+        if model_id in state and model_id not in order:
+            order.append(model_id)
+            for ref in re.findall(r"IPY_MODEL_(\w+)", json.dumps(state[model_id]["state"],
+                                                                 sort_keys=True)):
+                visit(ref)
+
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            visit(out.get("data", {}).get(WIDGET_VIEW, {}).get("model_id"))
+    order += sorted(set(state) - set(order), key=lambda m: json.dumps(state[m], sort_keys=True))
+    text = nbformat.writes(nb)
+    for n, old in enumerate(order):
+        text = text.replace(old, hashlib.md5(f"{name}:{n}".encode()).hexdigest())
+    return nbformat.reads(text, as_version=4)
+
+
 def hide_answers(nb):  # the stored form: cells tagged "answers" keep no output
     for cell in nb.cells:
         if HIDDEN in cell.metadata.get("tags", []):
@@ -141,7 +171,7 @@ def main(argv=None):
         if not any(source.stem.startswith(p) for p in prefixes):
             continue
         start = time.perf_counter()
-        nb = hide_answers(execute(build(source)))
+        nb = stable_widget_ids(hide_answers(execute(build(source))), source.stem)
         nbformat.write(nb, HERE / f"{source.stem}.ipynb")
         print(f"wrote notebooks/{source.stem}.ipynb (ran in {time.perf_counter() - start:.1f} s)")
 

@@ -4,6 +4,7 @@ notebook never lies. Images, widget views and execution counts are not compared.
 """
 
 import copy
+import hashlib
 import importlib.util
 from pathlib import Path
 
@@ -98,6 +99,16 @@ def test_sliders_draw_both_figures_when_run(executed):
                if m["model_name"] == "OutputModel"]
     expected = [[["image/png", "text/plain"]] * 2] if source.stem.startswith("02") else []
     assert [[sorted(o.get("data", {})) for o in out] for out in outputs] == expected
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_stored_widget_ids_are_renumbered(source):
+    """Random widget ids would change the file at every rebuild; build.py renumbers them."""
+    nb = stored(source)
+    state = nb.metadata.get("widgets", {}).get(build.WIDGET_STATE, {}).get("state", {})
+    expected = {hashlib.md5(f"{source.stem}:{n}".encode()).hexdigest() for n in range(len(state))}
+    assert set(state) == expected
+    assert bool(state) == source.stem.startswith("02")  # only Module 2 has widgets
 
 
 def test_module2_runs_top_to_bottom_without_ipywidgets():
