@@ -31,6 +31,11 @@ MAGIC = re.compile(r"# (%\w+.*)")
 TIMEOUT = 120  # seconds per cell before nbclient gives up
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}  # the notebooks never download
 KERNEL = "attention-workshop"
+# what a notebook says about its language: the kernel's own answer without its Python version,
+# so the file is the same whichever Python 3.11+ ran it
+LANGUAGE = {"name": "python", "codemirror_mode": {"name": "ipython", "version": 3},
+            "file_extension": ".py", "mimetype": "text/x-python", "pygments_lexer": "ipython3",
+            "nbconvert_exporter": "python"}
 
 
 def read_cells(path):  # Path -> [(kind, text, tags)]
@@ -58,7 +63,7 @@ def build(path):  # a source file -> an nbformat notebook, not yet run
     nb = nbformat.v4.new_notebook()
     nb.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)",
                                   "language": "python"},
-                   "language_info": {"name": "python"}}
+                   "language_info": LANGUAGE}
     for n, (kind, text, tags) in enumerate(read_cells(path)):
         new = nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_code_cell
         cell = new(text, id=f"{path.stem}-{n:02d}")  # fixed ids: a rebuild changes no line
@@ -100,7 +105,7 @@ def execute(nb, cwd=HERE):  # notebook -> the same notebook, run top to bottom i
         client = Client(nb, km=kernel_manager(folder), timeout=TIMEOUT, record_timing=False,
                         coalesce_streams=True, resources={"metadata": {"path": str(cwd)}})
         client.execute(cleanup_kc=True)  # shut the kernel down before its folder goes
-    nb.metadata["language_info"] = {"name": "python"}  # no version: the same file everywhere
+    nb.metadata["language_info"] = LANGUAGE
     return nb
 
 
