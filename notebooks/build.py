@@ -86,9 +86,11 @@ def kernel_manager(folder):
         "display_name": f"Python ({sys.executable})", "language": "python",
         "env": {**OFFLINE, "IPYTHONDIR": str(Path(folder) / "ipython")}}))
     specs = KernelSpecManager(kernel_dirs=[str(Path(folder) / "kernels")])
-    # local sockets in the temporary folder, not TCP ports
+    if os.name != "posix":  # Windows has no local sockets for the kernel: TCP on localhost
+        return AsyncKernelManager(kernel_name=KERNEL, kernel_spec_manager=specs)
+    # local sockets in the temporary folder: no open port (and no ipykernel warning about one)
     return AsyncKernelManager(kernel_name=KERNEL, kernel_spec_manager=specs, transport="ipc",
-                         ip=str(Path(folder) / "socket"))
+                              ip=str(Path(folder) / "socket"))
 
 
 def execute(nb, cwd=HERE):  # notebook -> the same notebook, run top to bottom in a new kernel
