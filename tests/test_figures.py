@@ -5,6 +5,7 @@ The expected numbers are recomputed here with plain Python, independently of the
 
 import math
 
+import numpy as np
 import pytest
 
 from attention_workshop.figures import toy
@@ -89,3 +90,12 @@ def test_pipeline_names_every_step(drawn):
     for step in ("Q = X @ W_Q", "K = X @ W_K", "V = X @ W_V", "Q @ K.T", "sqrt(d_k)", "softmax",
                  "weights @ V"):
         assert step in words
+
+
+def test_no_path_returns_the_figure_for_a_notebook(tmp_path):
+    """save(fig, None), as the notebooks call the figures: the Figure itself, no file written."""
+    words = ["the", "river", "bank"]
+    fig = toy.weight_grid([("raw", words, np.array(plain_weights(words)))], "weights", None)
+    assert type(fig).__name__ == "Figure" and not list(tmp_path.iterdir())
+    shown = [t.get_text() for t in fig.axes[0].texts]
+    assert shown == [f"{w:.3f}" for row in plain_weights(words) for w in row]
