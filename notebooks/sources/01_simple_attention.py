@@ -2,9 +2,9 @@
 # # Module 1: the simplest attention that works
 #
 # Module 0 ended on a problem: the table gives `bank` one row, whatever the sentence. Here
-# we repair it with nothing learned at all, only the two tools from Module 0: score every
-# pair of words with a dot product, turn each word's scores into shares with softmax, and
-# rebuild each word as a blend of the sentence using its own shares.
+# we repair it with nothing learned at all, only the two tools from Module 0: a dot product
+# for each (word, word) couple, softmax to turn each word's scores into shares, and then
+# each word rebuilt as a blend of the sentence, mixed by its own shares.
 #
 # Run the cells in order. At each **Predict**, commit to a guess before you run the next
 # cell. Each "cross-check" quotes the lines of `results.log` that hold the same numbers;
@@ -75,7 +75,7 @@ for sentence, X in ((SENT_RIVER, X_river), (SENT_MONEY, X_money)):
 # ## 3. Step one: score every pair
 #
 # Relevance, for now, is Module 0's similarity meter. `X @ X.T` holds every dot product:
-# row i belongs to the word doing the looking, column j to the word looked at.
+# row i is the asking word, column j the word it looks at.
 #
 # **Predict.** Is "river looking at bank" the same number as "bank looking at river"?
 
@@ -122,7 +122,7 @@ weight_grid([(f'"{s}"', s.split(), W) for s, W in ((SENT_RIVER, W_river),
 
 # %% [markdown]
 # Bank's recipes differ between the sentences (0.317 from "river", 0.280 from "money")
-# because the scores came from whoever is present. That is the whole trick. But look at
+# because the scores depend on which words are present. That is the whole trick. But look at
 # the darkest cell of every row: it is always on the diagonal. Each word still keeps the
 # biggest share for itself. The same tables in the log (cross-check: results.log lines
 # 35-44):

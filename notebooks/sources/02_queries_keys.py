@@ -47,7 +47,7 @@ for name, w in (("W_Q (asks)", W_Q_WIRED), ("W_K (offers)", W_K_WIRED)):
 # %% [markdown]
 # Read the non-zero entries. In `W_Q`: a place word asks for topic words (gain 2.0), and
 # a filler word asks for places (1.5). In `W_K`: water and money both advertise "I carry a
-# topic", and place-ness advertises "I am a place". What a word asks for and what it
+# topic", and place-ness advertises itself on the place channel. What a word asks for and what it
 # offers now come from different entries, so a word can look for something it lacks.
 #
 # **Predict.** Bank's row is water 0.3, money 0.3, place 0.9, filler 0. What is its query
