@@ -1,0 +1,61 @@
+"""What the explorer page embeds, as plain JSON-ready values: the table and the lesson's wiring
+(the page recomputes Modules 1-2 from them), [S5]'s measurements, and a real model's attention.
+
+Every number comes from the engine: [S5]'s rows are the log's own; the slider's other widths are
+the same measurement (modules.module2.scaling_experiment) with seed EXTRA_SEED; the real
+model's weights are the run's own, at full precision.
+"""
+
+import numpy as np
+
+from attention_workshop.attention import W_K_WIRED, W_Q_WIRED
+from attention_workshop.embeddings import AXES, EMBED, SENT_MONEY, SENT_RIVER
+
+TITLE = "attention-workshop explorer"
+EXTRA_DIMS = (1, 2, 8, 32, 128)  # the slider's widths beyond the lesson's 4, 16, 64, 256
+EXTRA_SEED = 1
+EXAMPLE_SEED = 2  # one example row (a query against 8 keys) per width
+CHANNELS = ("topic", "place")
+
+
+def toy_data(sentence=SENT_RIVER, word="bank"):  # -> the table, the wiring, where to start
+    """Example: toy_data()["table"]["words"][0] -> ["the", [0.0, 0.0, 0.0, 1.0]]."""
+    return {"table": {"axes": list(AXES),
+                      "words": [[w, row.tolist()] for w, row in EMBED.items()]},
+            "wiring": {"channels": list(CHANNELS), "w_q": W_Q_WIRED.tolist(),
+                       "w_k": W_K_WIRED.tolist()},
+            "lesson": {"sentences": [SENT_RIVER, SENT_MONEY], "word": "bank"},
+            "start": {"sentence": sentence, "word": word}}
+
+
+def scaling_data(lesson):  # {d: (std, unscaled, scaled)} as [S5] measured -> the page's [S5]
+    """The lesson's rows, the curve over more widths, and one example row of scores per width."""
+    from attention_workshop.modules.module2 import ROW, TRIALS, scaling_experiment
+
+    extra = scaling_experiment(dims=EXTRA_DIMS, seed=EXTRA_SEED)
+    curve = sorted({**extra, **lesson}.items())
+    rng = np.random.default_rng(EXAMPLE_SEED)
+    examples = []
+    for d, _ in curve:
+        draws = rng.standard_normal((1 + ROW, d))  # the query, then its keys
+        examples.append([d, (draws[1:] @ draws[0]).tolist()])  # [ROW] scores
+    rows = lambda items: [[d, *map(float, m)] for d, m in items]  # noqa: E731
+    return {"rows": ROW, "trials": TRIALS, "extra_seed": EXTRA_SEED,
+            "lesson": rows(lesson.items()), "curve": rows(curve), "examples": examples}
+
+
+def real_data(model_name, config, runs, source, pairs=None):
+    # str, ModelConfig, {sentence: RunResult}, str, {sentence: (from, to)} -> dict
+    """Each run's tokens and attentions [n_layer][n_head][T][T], exactly as computed."""
+    pairs = pairs or {}
+    return {"model": model_name, "layers": config.n_layer, "heads": config.n_head,
+            "d_head": config.d_head, "source": source,
+            "runs": [{"sentence": s, "tokens": list(r.tokens), "special": list(r.special),
+                      "attentions": np.asarray(r.attentions, dtype=float).tolist(),
+                      **({"pair": list(pairs[s])} if s in pairs else {})}
+                     for s, r in runs.items()]}
+
+
+def explorer_data(scaling, real=None, sentence=SENT_RIVER, word="bank"):  # -> the page's data
+    return {"title": TITLE, **toy_data(sentence, word), "s5": scaling_data(scaling),
+            "real": real}

@@ -1,0 +1,122 @@
+// dom.js: building the page. Every piece of text goes in through textContent (never innerHTML),
+// so a word that holds markup (a closing script tag, an svg with onload) is shown as letters.
+
+function h(tag, attrs, ...children) {  // h("p", {class: "note"}, "text", otherNode) -> element
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k.startsWith("on")) e[k] = v;  // an event handler: a function, never a string
+    else if (v !== false && v !== null && v !== undefined) e.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return e;
+}
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+function s(tag, attrs, text) {  // an SVG element; `text` (if any) set with textContent
+  const e = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// A panel: a title, one plain sentence saying what it shows, then its content.
+function panel(id, title, sentence) {
+  const body = h("div", {class: "body"});
+  const section = h("section", {id, class: "panel", "aria-labelledby": id + "-title"},
+                    h("h2", {id: id + "-title"}, title), h("p", {class: "lede"}, sentence), body);
+  return {section, body};
+}
+
+// White to blue as a share goes from 0 to `top`; the number stays readable on either end.
+function heat(cell, value, top) {
+  const t = top > 0 ? Math.max(0, Math.min(1, value / top)) : 0;
+  const mix = (a, b) => Math.round(a + (b - a) * t);
+  cell.style.backgroundColor = `rgb(${mix(255, 36)}, ${mix(255, 104)}, ${mix(255, 180)})`;
+  cell.style.color = t > 0.55 ? "#fff" : "#111";
+}
+
+// A labelled matrix as a <table>: numbers as text in every cell, optionally a heatmap behind
+// them. Keyboard: the table takes focus once (Tab), arrow keys move between cells, and the
+// focused or hovered cell is announced through onCell(i, j) (the panel's readout line).
+class MatrixView {
+  constructor(caption, rows, cols, options = {}) {
+    this.rows = rows; this.cols = cols; this.options = options; this.active = null;
+    this.table = h("table", {class: "matrix" + (options.heat ? " heat" : ""), tabindex: "0"});
+    this.table.append(h("caption", {}, caption));
+    const head = h("tr", {}, h("th", {scope: "col", class: "corner"}, options.corner || ""));
+    for (const c of cols) head.append(h("th", {scope: "col"}, c));
+    this.table.append(h("thead", {}, head));
+    const body = h("tbody");
+    this.cells = rows.map((r, i) => {
+      const tr = h("tr", {}, h("th", {scope: "row"}, r));
+      const row = cols.map((_, j) => {
+        const td = h("td");
+        td.onmouseenter = () => this.announce(i, j);
+        tr.append(td);
+        return td;
+      });
+      body.append(tr);
+      return row;
+    });
+    this.table.append(body);
+    this.table.onkeydown = e => this.key(e);
+    this.table.onfocus = () => this.announce(...(this.active || [0, 0]));
+    this.table.onblur = () => this.mark(null);
+  }
+
+  set(values, {top = 1, mask = null, digits = 3, hideNumbers = false} = {}) {
+    this.values = values; this.mask = mask;
+    values.forEach((row, i) => row.forEach((v, j) => {
+      const td = this.cells[i][j];
+      if (mask && !mask[i][j]) {
+        td.textContent = "\u2013"; td.className = "masked"; td.style.backgroundColor = "";
+        td.style.color = ""; td.title = "masked: cannot look ahead";
+        return;
+      }
+      const text = fixed(v, digits);
+      td.textContent = hideNumbers ? "" : text;
+      td.className = hideNumbers ? "small" : "";
+      td.title = `${this.rows[i]} \u2192 ${this.cols[j]}: ${text}`;
+      if (this.options.heat) heat(td, v, top);
+    }));
+  }
+
+  key(e) {
+    const moves = {ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1]};
+    if (!moves[e.key]) return;
+    e.preventDefault();
+    const [i, j] = this.active || [0, 0], [di, dj] = moves[e.key];
+    this.announce(Math.max(0, Math.min(this.rows.length - 1, i + di)),
+                  Math.max(0, Math.min(this.cols.length - 1, j + dj)));
+  }
+
+  announce(i, j) {
+    this.active = [i, j];
+    this.mark([i, j]);
+    if (this.options.onCell && this.values) this.options.onCell(i, j);
+  }
+
+  mark(at) {
+    this.table.querySelectorAll("td.current").forEach(td => td.classList.remove("current"));
+    if (at) this.cells[at[0]][at[1]].classList.add("current");
+  }
+}
+
+// A readout line that screen readers announce when it changes.
+function readout(text) {
+  return h("p", {class: "readout", role: "status", "aria-live": "polite"}, text || "\u00a0");
+}
+
+// Horizontal bars with their numbers: [[label, value], ...] on one shared scale lo..hi.
+function bars(container, items, lo, hi, colour) {
+  container.replaceChildren();
+  const span = hi - lo || 1, zero = (0 - lo) / span * 100;
+  for (const [label, value] of items) {
+    const left = Math.min(zero, (value - lo) / span * 100), width = Math.abs(value) / span * 100;
+    const fill = h("span", {class: "fill"});
+    fill.style.left = left + "%"; fill.style.width = width + "%";
+    if (colour) fill.style.backgroundColor = colour;
+    container.append(h("div", {class: "bar"}, h("span", {class: "label"}, label),
+                       h("span", {class: "track"}, fill), h("span", {class: "value"}, fixed(value))));
+  }
+}

@@ -1,0 +1,48 @@
+"""Inline the page's template, style, scripts and data into one offline HTML file.
+
+The data goes in as JSON inside <script type="application/json"> with <, > and & written as
+\\u003c, \\u003e, \\u0026, so no string in it (a token like "</script><svg onload=...>") can end
+the script element; every placeholder is filled in one pass, so text that looks like a
+placeholder ("__DATA__") stays text; and the page's Content-Security-Policy lets only its own
+script and style run (by their sha256) and fetches nothing.
+"""
+
+import base64
+import hashlib
+import html
+import json
+import re
+from importlib import resources
+
+# Concatenated in this order inside one function scope: helpers first, main.js (which starts
+# the page) last.
+SCRIPTS = ("engine.js", "format.js", "dom.js", "sentence.js", "plane.js", "module1.js",
+           "wiring.js", "module2.js", "scaling.js", "real.js", "main.js")
+PLACEHOLDER = re.compile(r"__(TITLE|CSS|JS|DATA|SCRIPT_HASH|STYLE_HASH)__")
+
+
+def asset(name):  # a file shipped beside this module (package data)
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+def json_for_script(data):  # -> JSON text that cannot close or comment out its <script>
+    """Example: {"w": "</script>"} -> '{"w":"\\u003c/script\\u003e"}'."""
+    text = json.dumps(data, allow_nan=False, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def csp_hash(text):  # the Content-Security-Policy source that allows exactly this inline text
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
+
+
+def explorer_html(data):  # dict (see data.py) -> the whole page as one string
+    script = '(() => {\n"use strict";\n' + "\n".join(asset(n) for n in SCRIPTS) + "})();\n"
+    style = asset("explorer.css")
+    for tag, text in (("script", script), ("style", style)):
+        if f"</{tag}" in text.lower() or "<!--" in text:
+            raise ValueError(f"the page's own {tag} must not contain '</{tag}' or '<!--'")
+    values = {"TITLE": html.escape(data["title"]), "CSS": style, "JS": script,
+              "DATA": json_for_script(data), "SCRIPT_HASH": csp_hash(script),
+              "STYLE_HASH": csp_hash(style)}
+    return PLACEHOLDER.sub(lambda m: values[m.group(1)], asset("page.html"))
