@@ -18,6 +18,7 @@ COMMANDS = {
     "explore": "explore",
     "quiz": "quiz",
     "real": "real",
+    "explorer": "explorer",
     "check-lesson": "check_lesson",
 }
 

@@ -44,16 +44,30 @@ def scaling_data(lesson):  # {d: (std, unscaled, scaled)} as [S5] measured -> th
             "lesson": rows(lesson.items()), "curve": rows(curve), "examples": examples}
 
 
-def real_data(model_name, config, runs, source, pairs=None):
-    # str, ModelConfig, {sentence: RunResult}, str, {sentence: (from, to)} -> dict
-    """Each run's tokens and attentions [n_layer][n_head][T][T], exactly as computed."""
-    pairs = pairs or {}
-    return {"model": model_name, "layers": config.n_layer, "heads": config.n_head,
-            "d_head": config.d_head, "source": source,
+def real_data(model_name, runs, source):  # str, {sentence: RunResult}, str -> dict
+    """Each run's tokens and attentions [n_layer][n_head][T][T], exactly as computed.
+
+    A lesson sentence also names its pair: bank and its topic word ([S7]'s bank -> river).
+    """
+    first = next(iter(runs.values()))
+    n_layer, n_head = first.attentions.shape[:2]
+    return {"model": model_name, "layers": int(n_layer), "heads": int(n_head),
+            "d_head": int(first.queries.shape[-1]), "source": source,
             "runs": [{"sentence": s, "tokens": list(r.tokens), "special": list(r.special),
                       "attentions": np.asarray(r.attentions, dtype=float).tolist(),
-                      **({"pair": list(pairs[s])} if s in pairs else {})}
-                     for s, r in runs.items()]}
+                      **_lesson_pair(s, r.tokens)} for s, r in runs.items()]}
+
+
+def _lesson_pair(sentence, tokens):  # {"pair": [bank, topic]} for a lesson sentence, else {}
+    topic = {SENT_RIVER: "river", SENT_MONEY: "money"}.get(sentence)
+    if topic is None or "bank" not in tokens or topic not in tokens:
+        return {}
+    return {"pair": [tokens.index("bank"), tokens.index(topic)]}
+
+
+def model_runs(model, sentences):  # Model, [str] -> {sentence: RunResult}, lessons first
+    order = dict.fromkeys([SENT_RIVER, SENT_MONEY, *sentences])
+    return {s: model.run(s) for s in order}
 
 
 def explorer_data(scaling, real=None, sentence=SENT_RIVER, word="bank"):  # -> the page's data

@@ -8,7 +8,7 @@ function buildPlane(ctx) {
   const svg = s("svg", {viewBox: `0 0 ${PLANE.size + 2 * PLANE.pad} ${PLANE.size + 2 * PLANE.pad}`,
                         class: "plane", role: "img", "aria-labelledby": "plane-title"});
   const title = h("p", {id: "plane-title", class: "readout", role: "status", "aria-live": "polite"});
-  const pins = h("div", {class: "pins row"});
+  const pins = h("div", {class: "pins row", role: "group", "aria-label": "kept diamonds"});
   const keep = h("button", {type: "button", id: "keep", onclick: () => {
     const text = ctx.state.tokens.join(" ");
     if (!ctx.state.pins.includes(text)) ctx.state.pins = [...ctx.state.pins, text].slice(-4);
@@ -53,19 +53,24 @@ function buildPlane(ctx) {
       if (!spots.has(key)) spots.set(key, {p: X[i], names: []});
       if (!spots.get(key).names.includes(t)) spots.get(key).names.push(t);
     });
+    // A label sits to the right of its point, or to the left in the frame's right third.
+    const side = (p, text, cls, dy = 4) => {
+      const left = px(p[0]) > PLANE.pad + PLANE.size * 0.65;
+      return s("text", {x: px(p[0]) + (left ? -10 : 10), y: py(p[1]) + dy,
+                        class: `label ${cls}${left ? " end" : ""}`}, text);
+    };
     for (const {p, names} of spots.values()) {
       svg.append(s("circle", {cx: px(p[0]), cy: py(p[1]), r: 4, class: "word-dot"}),
-                 s("text", {x: px(p[0]) + 7, y: py(p[1]) - 6, class: "label"},
-                   `${names.join(", ")} (${fixed(p[0], 2)}, ${fixed(p[1], 2)})`));
+                 side(p, `${names.join(", ")} (${fixed(p[0], 2)}, ${fixed(p[1], 2)})`, "", -6));
     }
     const diamond = (p, cls) => {
       const x = px(p[0]), y = py(p[1]), r = 7;
       return s("polygon", {points: `${x},${y - r} ${x + r},${y} ${x},${y + r} ${x - r},${y}`,
                            class: cls});
     };
+    const here = tokens.join(" ");
     for (const [text, p] of kept) {
-      svg.append(diamond(p, "kept"), s("text", {x: px(p[0]) + 9, y: py(p[1]) + 14,
-                                                class: "label kept-label"}, `"${text}"`));
+      if (text !== here) svg.append(diamond(p, "kept"), side(p, `"${text}"`, "kept-label", -10));
     }
     svg.append(s("line", {x1: px(look[0]), y1: py(look[1]), x2: px(z[0]), y2: py(z[1]),
                           class: "pull"}),
@@ -73,11 +78,12 @@ function buildPlane(ctx) {
                s("text", {x: px(look[0]), y: py(look[1]) - 14, class: "label middle lookup-label"},
                  `${word}'s lookup (${fixed(look[0], 2)}, ${fixed(look[1], 2)})`),
                diamond(z, "now"),
-               s("text", {x: px(z[0]) + 10, y: py(z[1]) - 8, class: "label now-label"},
-                 `here (${fixed(z[0])}, ${fixed(z[1])})`));
+               side(z, `"${here.length > 28 ? here.slice(0, 27) + "\u2026" : here}"`, "now-label", -6),
+               side(z, `(${fixed(z[0])}, ${fixed(z[1])})`, "now-label", 10));
     title.textContent = `${word}: lookup row ${ax} ${fixed(look[0])}, ${ay} ${fixed(look[1])}` +
       ` \u2192 after simple attention in this sentence ${ax} ${fixed(z[0])}, ${ay} ${fixed(z[1])}.`;
-    pins.replaceChildren(...ctx.state.pins.map(text => h("button", {type: "button", class: "pin",
+    pins.replaceChildren(ctx.state.pins.length ? h("span", {class: "hint"}, "kept (click to remove):") : "",
+                         ...ctx.state.pins.map(text => h("button", {type: "button", class: "pin",
       "aria-label": `stop showing "${text}"`,
       onclick: () => { ctx.state.pins = ctx.state.pins.filter(p => p !== text); update(); }},
       `"${text}" \u00d7`)));

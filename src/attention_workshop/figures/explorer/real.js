@@ -29,6 +29,14 @@ function defaultPair(run) {  // [from, to]: the embedded pair, else bank (or the
   return [from, to];
 }
 
+// True if every word after the first puts its largest weight on the word just before it
+// (as modules/module3.py's is_previous_token_head).
+function previousTokenHead(w, special) {
+  const argmax = row => row.indexOf(Math.max(...row));
+  const words = special.map((sp, i) => (sp ? -1 : i)).filter(i => i >= 0);
+  return words.length > 1 && words.slice(1).every(i => argmax(w[i]) === i - 1);
+}
+
 function tokenOptions(select, tokens) {
   select.replaceChildren(...tokens.map((t, i) => h("option", {value: String(i)}, `${i}: ${t}`)));
 }
@@ -74,7 +82,9 @@ function buildSide(ctx, k, pick) {  // one of the two columns
       type: "button", class: "head", "aria-pressed": String(l === layer && hd === head),
       onclick: () => pick(l, hd)}, `layer ${l}, head ${hd}: ${fixed(v)}`)));
     say.textContent = `layer ${layer}, head ${head}: ${r.tokens[f]} \u2192 ${r.tokens[t]} = ` +
-      `${fixed(w[f][t])}; ${r.tokens[f]} looks most at ${largest(w[f], r.tokens)}.`;
+      `${fixed(w[f][t])}; ${r.tokens[f]} looks most at ${largest(w[f], r.tokens)}.` +
+      (previousTokenHead(w, r.special)
+        ? " A previous-token head: every word looks hardest at the word just before it." : "");
     bars(row, r.tokens.map((tok, j) => [tok, w[f][j]]), 0, 1, "#2468b4");
   }
   sentence.onchange = () => { rebuild(); update(); };

@@ -1,0 +1,56 @@
+"""`attention-workshop explorer [SENTENCE]`: the interactive page, one offline HTML file."""
+
+import sys
+
+from attention_workshop.files import DEFAULT_OUT
+
+HELP = ("write explorer.html: one offline page to build sentences, move W_Q, W_K and W_V, and "
+        "watch attention change (open it in any browser)")
+
+
+def add_arguments(parser):
+    parser.add_argument("sentence", nargs="?", default="the river bank", metavar="SENTENCE",
+                        help='the sentence the page starts with, words from the table '
+                             '(default: "%(default)s"); Module 3 shows it too')
+    parser.add_argument("--word", default="bank", metavar="WORD",
+                        help="the word the page follows first (default: %(default)s; the last "
+                             "word if the sentence has no such word)")
+    parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
+                        help="folder to write explorer.html into (default: %(default)s)")
+    parser.add_argument("--no-real", action="store_true",
+                        help="leave out Module 3 (the real model's heads)")
+
+
+def real_section(sentence):  # MiniLM on the lesson sentences and `sentence`, as Module 3 runs it
+    import numpy as np
+
+    from attention_workshop.figures.explorer import real_data
+    from attention_workshop.figures.explorer.data import model_runs
+    from attention_workshop.modules.module3 import MODEL, MODEL_NAME
+    from attention_workshop.real import load_model
+
+    model = load_model(MODEL, dtype=np.float64)  # float64, as Module 3: the log's digits
+    return real_data(MODEL_NAME, model_runs(model, [sentence]),
+                     "computed in float64 by the workshop's own NumPy code, as Module 3 of run")
+
+
+def main(args):
+    from attention_workshop.errors import WorkshopError
+    from attention_workshop.explore import explore
+    from attention_workshop.figures.explorer import explorer_data, write_explorer
+    from attention_workshop.files import writable_dir
+    from attention_workshop.modules.module2 import scaling_experiment
+
+    sentence = " ".join(explore(args.sentence).tokens)  # an unknown word stops here
+    folder = writable_dir(args.out)
+    real = None
+    if not args.no_real:
+        try:
+            real = real_section(sentence)
+        except WorkshopError as exc:  # no model here: the page still teaches Modules 1-2
+            print(f"attention-workshop: note: leaving out Module 3 ({exc})", file=sys.stderr)
+    data = explorer_data(scaling_experiment(), real, sentence, args.word.lower())
+    path = write_explorer(folder, data)
+    print(f"wrote {path}: open it in any browser (double-click it); it needs no network, so "
+          "you can also copy it to any web host")
+    return 0

@@ -1,0 +1,127 @@
+"""explorer.html without a browser: one self-contained file, data that cannot break out of its
+script element, the engine's own numbers embedded, and the `explorer` command's errors."""
+
+import base64
+import hashlib
+import json
+import re
+
+import numpy as np
+import pytest
+
+from attention_workshop import cli
+from attention_workshop.figures.explorer import explorer_data, explorer_html
+from attention_workshop.figures.explorer.data import EXTRA_DIMS, EXTRA_SEED
+from attention_workshop.modules.module2 import scaling_experiment
+
+HOSTILE = ["</script><svg/onload=window.pwned=1>", "<!--<script>", "__DATA__", "__JS__",
+           "&lt;b&gt;", "\u2028", '"]}</script><script>window.pwned=2</script>']
+
+
+def embedded(page):  # the page's data, as the browser's JSON.parse will read it
+    found = re.search(r'<script id="data" type="application/json">(.*?)</script>', page, re.S)
+    return json.loads(found.group(1))
+
+
+@pytest.fixture(scope="module")
+def scaling():
+    return scaling_experiment()
+
+
+def test_one_file_that_fetches_nothing(scaling):
+    page = explorer_html(explorer_data(scaling)).replace('"http://www.w3.org/2000/svg"', "SVG")
+    assert not re.search(r"<(link|img|iframe)\b|\bsrc\s*=|https?://|@import", page)
+    assert page.count("<script") == 2 and page.count("</script>") == 2
+    assert "default-src 'none'" in page  # the policy forbids every fetch, even by mistake
+
+
+def test_the_policy_allows_exactly_the_page_own_script_and_style(scaling):
+    page = explorer_html(explorer_data(scaling))
+    for tag, key in (("script", "script-src"), ("style", "style-src")):
+        body = re.search(rf"<{tag}>(.*?)</{tag}>", page, re.S).group(1)
+        digest = base64.b64encode(hashlib.sha256(body.encode()).digest()).decode()
+        assert f"{key} 'sha256-{digest}'" in page
+
+
+def test_hostile_strings_stay_data(scaling):
+    data = explorer_data(scaling)
+    data["table"]["words"].append([HOSTILE[0], [0.1, 0.2, 0.3, 0.4]])
+    data["title"] = "<b>title & __DATA__</b>"
+    data["real"] = {"model": HOSTILE[1], "layers": 1, "heads": 1, "d_head": 1, "source": "x",
+                    "runs": [{"sentence": " ".join(HOSTILE), "tokens": HOSTILE,
+                              "special": [False] * len(HOSTILE),
+                              "attentions": np.eye(len(HOSTILE))[None, None].tolist()}]}
+    page = explorer_html(data)
+    assert page.count("</script>") == 2 and "<!--" not in page
+    assert "<title>&lt;b&gt;title &amp; __DATA__&lt;/b&gt;</title>" in page
+    assert embedded(page) == data  # nothing was substituted inside the data
+
+
+def test_size_without_the_real_model_is_under_300_kb(scaling):
+    assert len(explorer_html(explorer_data(scaling)).encode()) < 300_000
+
+
+def test_s5_rows_are_the_log_lines(scaling, tmp_path):
+    """The page's [S5] table, formatted as the log does, is results.log's lines 77-80."""
+    assert cli.main(["run", "--no-figures", "--no-real", "--out", str(tmp_path)]) == 0
+    log = (tmp_path / "results.log").read_text().splitlines()[76:80]
+    s5 = explorer_data(scaling)["s5"]
+    for line, (d, std, unscaled, scaled) in zip(log, s5["lesson"], strict=True):
+        assert line == (f"  d = {d:3d}: dot-product std = {std:6.2f}  (sqrt(d) = "
+                        f"{np.sqrt(d):5.2f}) | avg top weight: unscaled = {unscaled:.3f}, "
+                        f"scaled = {scaled:.3f}")
+    extra = scaling_experiment(dims=EXTRA_DIMS, seed=EXTRA_SEED)
+    curve = {row[0]: row[1:] for row in s5["curve"]}
+    assert sorted(curve) == [1, 2, 4, 8, 16, 32, 64, 128, 256]
+    for d, measured in {**extra, **scaling}.items():
+        assert curve[d] == list(measured)
+    for d, scores in s5["examples"]:  # 8 dot products of N(0, 1) vectors of length d
+        assert len(scores) == s5["rows"] and np.std(scores) < 6 * np.sqrt(d)
+
+
+def test_command_writes_the_page_and_says_how_to_open_it(tmp_path, capsys):
+    assert cli.main(["explorer", "the money bank", "--out", str(tmp_path), "--no-real"]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote {tmp_path / 'explorer.html'}" in out and "browser" in out
+    data = embedded((tmp_path / "explorer.html").read_text())
+    assert data["start"] == {"sentence": "the money bank", "word": "bank"}
+    assert data["real"] is None
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["explorer", "the lak bank"], "'lak' (closest: lake)"),
+    (["explorer", "   "], "the sentence is empty"),
+])
+def test_command_bad_sentence_is_one_line_exit_2_and_writes_nothing(argv, message, tmp_path,
+                                                                      capsys):
+    assert cli.main([*argv, "--out", str(tmp_path / "out"), "--no-real"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_command_unwritable_folder_is_one_line_exit_2(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    assert cli.main(["explorer", "--out", str(blocker / "sub"), "--no-real"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--out" in err
+
+
+def test_module3_numbers_are_the_float64_run(tmp_path, capsys):
+    """The page's MiniLM weights are Module 3's float64 forward pass, digit for digit."""
+    pytest.importorskip("tokenizers")
+    from attention_workshop.real import load_model
+
+    assert cli.main(["explorer", "the bank by the river", "--out", str(tmp_path)]) == 0
+    real = embedded((tmp_path / "explorer.html").read_text())["real"]
+    model = load_model("minilm", dtype=np.float64)
+    sentences = [run["sentence"] for run in real["runs"]]
+    assert sentences == ["the river bank", "the money bank", "the bank by the river"]
+    for run in real["runs"]:
+        result = model.run(run["sentence"])
+        assert run["tokens"] == result.tokens and run["special"] == result.special
+        assert np.array_equal(np.array(run["attentions"]), result.attentions)
+    assert real["runs"][0]["pair"] == [3, 2] and real["runs"][1]["pair"] == [3, 2]
+    assert "pair" not in real["runs"][2]
+    assert (real["layers"], real["heads"], real["d_head"]) == (6, 12, 32)
