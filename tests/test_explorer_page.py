@@ -70,11 +70,11 @@ def test_s5_rows_are_the_log_lines(scaling, tmp_path):
         assert line == (f"  d = {d:3d}: dot-product std = {std:6.2f}  (sqrt(d) = "
                         f"{np.sqrt(d):5.2f}) | avg top weight: unscaled = {unscaled:.3f}, "
                         f"scaled = {scaled:.3f}")
-    extra = scaling_experiment(dims=EXTRA_DIMS, seed=EXTRA_SEED)
     curve = {row[0]: row[1:] for row in s5["curve"]}
     assert sorted(curve) == [1, 2, 4, 8, 16, 32, 64, 128, 256]
-    for d, measured in {**extra, **scaling}.items():
-        assert curve[d] == list(measured)
+    for s in (scaling, scaling_experiment(dims=EXTRA_DIMS, seed=EXTRA_SEED)):
+        for d, *measured in zip(s.dims, s.std, s.unscaled, s.scaled, strict=True):
+            assert curve[d] == measured
     for d, scores in s5["examples"]:  # 8 dot products of N(0, 1) vectors of length d
         assert len(scores) == s5["rows"] and np.std(scores) < 6 * np.sqrt(d)
 
@@ -125,3 +125,26 @@ def test_module3_numbers_are_the_float64_run(tmp_path, capsys):
     assert real["runs"][0]["pair"] == [3, 2] and real["runs"][1]["pair"] == [3, 2]
     assert "pair" not in real["runs"][2]
     assert (real["layers"], real["heads"], real["d_head"]) == (6, 12, 32)
+
+
+@pytest.mark.parametrize("real", [False, True])
+def test_run_registers_the_page_with_module3s_own_numbers(real, tmp_path):
+    """`run` writes explorer.html through the figures registry, from the modules' results."""
+    if real:
+        pytest.importorskip("tokenizers")
+    from attention_workshop import figures
+    from attention_workshop.modules import module2, module3
+    from attention_workshop.report import Log
+    from attention_workshop.workshop import compute
+
+    results = compute(Log(), real=real)
+    drawing = figures.registry()["explorer.html"]
+    data = embedded(drawing(results, tmp_path / "explorer.html").read_text())
+    assert data["s5"]["lesson"][0][1] == results[module2.Result].scaling.std[0]
+    if not real:
+        assert data["real"] is None
+        return
+    m3 = results[module3.Result]
+    for run, result in zip(data["real"]["runs"], (m3.river, m3.money), strict=True):
+        assert run["tokens"] == result.tokens
+        assert np.array_equal(np.array(run["attentions"]), result.attentions)

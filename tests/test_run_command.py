@@ -111,7 +111,7 @@ def test_figures_are_drawn_here_when_the_second_process_fails(tmp_path, monkeypa
     monkeypatch.setattr(parallel, "can_fork", lambda: True)
     monkeypatch.setattr(parallel, "run_jobs", crash)
     paths = run_workshop(tmp_path, figures=True, real=False, say=lambda _: None)
-    assert sorted(p.name for p in paths[1:]) == sorted(FIGURES)
+    assert sorted(p.name for p in paths[1:]) == sorted((*FIGURES, "explorer.html"))
     for name in FIGURES:
         assert (tmp_path / name).read_bytes().startswith(PNG_MAGIC)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
@@ -124,7 +124,7 @@ def test_figures_from_the_second_process_equal_those_drawn_here(tmp_path, monkey
     run_workshop(tmp_path / "two", real=False, say=lambda _: None)
     monkeypatch.setattr(parallel, "can_fork", lambda: False)
     run_workshop(tmp_path / "one", real=False, say=lambda _: None)
-    for name in FIGURES:
+    for name in (*FIGURES, "explorer.html"):
         assert (tmp_path / "two" / name).read_bytes() == (tmp_path / "one" / name).read_bytes()
 
 

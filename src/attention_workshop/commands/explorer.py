@@ -24,14 +24,12 @@ def add_arguments(parser):
 def real_section(sentence):  # MiniLM on the lesson sentences and `sentence`, as Module 3 runs it
     import numpy as np
 
-    from attention_workshop.figures.explorer import real_data
-    from attention_workshop.figures.explorer.data import model_runs
+    from attention_workshop.figures.explorer import FLOAT64, model_runs, real_data
     from attention_workshop.modules.module3 import MODEL, MODEL_NAME
     from attention_workshop.real import load_model
 
     model = load_model(MODEL, dtype=np.float64)  # float64, as Module 3: the log's digits
-    return real_data(MODEL_NAME, model_runs(model, [sentence]),
-                     "computed in float64 by the workshop's own NumPy code, as Module 3 of run")
+    return real_data(MODEL_NAME, model_runs(model, [sentence]), FLOAT64)
 
 
 def main(args):

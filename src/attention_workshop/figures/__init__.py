@@ -4,17 +4,19 @@ Each figure file listed in FILES declares its figures in a dict FIGURES:
 
     FIGURES = {"bank_split.png": Drawing(reads=(module1.Result,), cost=0.3, draw=bank_split)}
 
-`draw(*results, path)` gets the modules' results named in `reads`, in that order, and writes
-`path`; `cost` is a rough draw time in seconds, for sharing the work between two processes
-(`parallel`). `run` draws every figure whose modules have run (so `--no-real` draws none of
-Module 3's). This file imports nothing heavy; matplotlib loads with the figure files.
+`draw(*results, path)` gets the modules' results named in `reads`, in that order (then those
+named in `optional`, or None for a module that did not run), and writes `path`; `cost` is a
+rough draw time in seconds, for sharing the work between two processes (`parallel`). `run`
+draws every figure whose modules have run (so `--no-real` draws none of Module 3's). This
+file imports nothing heavy; matplotlib loads with the figure files.
 """
 
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-FILES = ("toy", "real")  # figure files under figures/, in the order their figures are drawn
+# figure files under figures/, in the order their figures are drawn (explorer: the HTML page)
+FILES = ("toy", "real", "explorer")
 
 
 @dataclass(frozen=True)
@@ -22,12 +24,14 @@ class Drawing:
     reads: tuple  # the Result classes whose results `draw` takes, e.g. (module1.Result,)
     cost: float  # rough seconds to draw
     draw: Callable  # draw(*results, path) -> path
+    optional: tuple = ()  # Result classes passed after `reads` when present, else None
 
     def ready(self, results):  # {Result class: Result} -> bool
         return all(kind in results for kind in self.reads)
 
     def __call__(self, results, path):
-        return self.draw(*(results[kind] for kind in self.reads), path)
+        return self.draw(*(results[kind] for kind in self.reads),
+                         *(results.get(kind) for kind in self.optional), path)
 
 
 def registry():  # -> {file name: Drawing}, every figure file's FIGURES in the order of FILES

@@ -28,6 +28,7 @@ class Result:
     model: Model  # MiniLM as loaded: .config (n_layer, n_head, d_model, d_head), .run(text)
     river: RunResult  # "the river bank": .tokens [T], .attentions [L, H, T, T], .queries and
     #                   .keys [L, H, T, d_head]
+    money: RunResult  # "the money bank", the same fields (the explorer page shows both)
     bank: int  # bank's token position, the same in both sentences
     to_river: np.ndarray  # [L, H] bank's weight on river in "the river bank", every layer and head
     to_money: np.ndarray  # [L, H] bank's weight on money in "the money bank"
@@ -133,6 +134,7 @@ def run(log, earlier):
     log_drift(log, model, runs)
     log_scaling(log, model, runs)
     river = runs[SENT_RIVER]
-    return Result(model=model, river=river, bank=river.tokens.index("bank"),
+    return Result(model=model, river=river, money=runs[SENT_MONEY],
+                  bank=river.tokens.index("bank"),
                   to_river=to_topic["river"], to_money=to_topic["money"],
                   strongest=top_river[0][:2])

@@ -28,20 +28,19 @@ def toy_data(sentence=SENT_RIVER, word="bank"):  # -> the table, the wiring, whe
             "start": {"sentence": sentence, "word": word}}
 
 
-def scaling_data(lesson):  # {d: (std, unscaled, scaled)} as [S5] measured -> the page's [S5]
+def scaling_data(lesson):  # module2.Scaling as [S5] measured it -> the page's [S5]
     """The lesson's rows, the curve over more widths, and one example row of scores per width."""
     from attention_workshop.modules.module2 import ROW, TRIALS, scaling_experiment
 
-    extra = scaling_experiment(dims=EXTRA_DIMS, seed=EXTRA_SEED)
-    curve = sorted({**extra, **lesson}.items())
+    rows = lambda s: [[d, *m] for d, *m in zip(s.dims, s.std, s.unscaled, s.scaled, strict=True)]  # noqa: E731
+    curve = sorted(rows(scaling_experiment(dims=EXTRA_DIMS, seed=EXTRA_SEED)) + rows(lesson))
     rng = np.random.default_rng(EXAMPLE_SEED)
     examples = []
-    for d, _ in curve:
+    for d, *_ in curve:
         draws = rng.standard_normal((1 + ROW, d))  # the query, then its keys
         examples.append([d, (draws[1:] @ draws[0]).tolist()])  # [ROW] scores
-    rows = lambda items: [[d, *map(float, m)] for d, m in items]  # noqa: E731
-    return {"rows": ROW, "trials": TRIALS, "extra_seed": EXTRA_SEED,
-            "lesson": rows(lesson.items()), "curve": rows(curve), "examples": examples}
+    return {"rows": ROW, "trials": TRIALS, "extra_seed": EXTRA_SEED, "lesson": rows(lesson),
+            "curve": curve, "examples": examples}
 
 
 def real_data(model_name, runs, source):  # str, {sentence: RunResult}, str -> dict
