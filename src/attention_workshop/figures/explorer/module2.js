@@ -26,6 +26,9 @@ function buildModule2(ctx) {
   const dk = h("p", {class: "hint", id: "dk-line"});
   body.append(
     h("div", {class: "editors"}, ...editors.map(e => e.element)),
+    h("p", {class: "hint"}, "A row is an axis of the table, a column a channel. In the lesson's " +
+      "wiring, W_Q[place, topic] = 2: a word's place-ness asks for topic; W_K[water, topic] = " +
+      "1: its water-ness answers on topic. Drag a slider, use the arrow keys on it, or type."),
     h("details", {class: "wv"}, h("summary", {}, "W_V, the values (identity: each word hands " +
       "over its own row, so outputs stay on the named axes)"), wv.element),
     h("div", {class: "row"},

@@ -42,6 +42,8 @@ function buildScaling(ctx) {
     s5.curve.forEach(([d], k) => plot.append(s("text", {x: x(k), y: H - B + 16, class: "tick"},
                                                String(d))));
     plot.append(s("text", {x: (L + W - R) / 2, y: H - 4, class: "axis"}, "d"),
+                s("text", {x: 12, y: (T + H - B) / 2, class: "axis",
+                           transform: `rotate(-90 12 ${(T + H - B) / 2})`}, "avg top weight"),
                 s("line", {x1: x(at), x2: x(at), y1: T, y2: H - B, class: "now-line"}));
     for (const [col, cls, name] of [[2, "undivided", "undivided"], [3, "divided", "divided by \u221ad"]]) {
       const pts = s5.curve.map((r, k) => `${x(k)},${y(r[col])}`).join(" ");
@@ -77,9 +79,9 @@ function buildScaling(ctx) {
       h("div", {class: "lives"},
         h("div", {class: "life", id: "s5-scores"}, h("h4", {}, "scores q \u00b7 k"), scoreBox),
         h("div", {class: "life", id: "s5-plain"},
-          h("h4", {}, `softmax, undivided: top ${largest(plain, names)}`), plainBox),
+          h("h4", {}, `softmax, undivided (largest: ${largest(plain, names)})`), plainBox),
         h("div", {class: "life", id: "s5-divided"},
-          h("h4", {}, `softmax of scores / ${fixed(Math.sqrt(d), 2)}: top ${largest(divided, names)}`),
+          h("h4", {}, `softmax of scores / \u221a${d} (largest: ${largest(divided, names)})`),
           dividedBox)));
     drawCurve(k);
   }
