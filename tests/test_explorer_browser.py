@@ -226,10 +226,11 @@ def test_ties_are_named_as_ties(browser, page_file, engine):
     assert w[1] == w[2]
     texts = "items => items.map(i => i.textContent)"
     looks = page.eval_on_selector_all("#module1 .looks li", texts)
-    assert looks[1] == f"bank \u2192 a tie: bank, bank ({shown(w[1])} each)"
+    assert looks[1] == f"bank \u2192 a tie: bank (word 2), bank (word 3) ({shown(w[1])} each)"
     page.click("#zero-wiring")  # every score 0: every word spreads evenly
     looks = page.eval_on_selector_all("#module2 .looks li", texts)
-    assert all(item.endswith("\u2192 a tie: the, bank, bank (0.333 each)") for item in looks)
+    assert all(item.endswith("\u2192 a tie: the, bank (word 2), bank (word 3) (0.333 each)")
+               for item in looks)
     assert not opened.errors
 
 

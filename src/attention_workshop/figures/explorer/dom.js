@@ -41,47 +41,59 @@ function heat(cell, value, top) {
 // A labelled matrix as a <table>: numbers as text in every cell, optionally a heatmap behind
 // them. Keyboard: the table takes focus once (Tab), arrow keys move between cells, and the
 // focused or hovered cell is announced through onCell(i, j) (the panel's readout line).
+// Columns have fixed widths (in characters of the monospace font) so that new numbers never
+// make the browser measure the whole table again; a column widens if a number outgrows it.
 class MatrixView {
   constructor(caption, rows, cols, options = {}) {
     this.rows = rows; this.cols = cols; this.options = options; this.active = null;
     this.table = h("table", {class: "matrix" + (options.heat ? " heat" : ""), tabindex: "0"});
-    this.table.append(h("caption", {}, caption));
+    this.widths = [Math.max(4, ...rows.map(r => r.length)) + 2,
+                   ...cols.map(c => Math.max(MatrixView.NUMBER, c.length + 2))];
+    this.colgroup = h("colgroup", {}, ...this.widths.map(() => h("col")));
+    this.table.append(h("caption", {}, caption), this.colgroup);
+    this.size();
     const head = h("tr", {}, h("th", {scope: "col", class: "corner"}, options.corner || ""));
     for (const c of cols) head.append(h("th", {scope: "col"}, c));
     this.table.append(h("thead", {}, head));
     const body = h("tbody");
-    this.cells = rows.map((r, i) => {
+    this.cells = rows.map(r => {
       const tr = h("tr", {}, h("th", {scope: "row"}, r));
-      const row = cols.map((_, j) => {
-        const td = h("td");
-        td.onmouseenter = () => this.announce(i, j);
-        tr.append(td);
-        return td;
-      });
+      const row = cols.map(() => tr.appendChild(h("td")));
       body.append(tr);
       return row;
     });
     this.table.append(body);
+    body.onmouseover = e => {  // one listener for every cell
+      const td = e.target.closest("td");
+      if (td) this.announce(td.parentNode.rowIndex - 1, td.cellIndex - 1);
+    };
     this.table.onkeydown = e => this.key(e);
     this.table.onfocus = () => this.announce(...(this.active || [0, 0]));
     this.table.onblur = () => this.mark(null);
   }
 
+  size() {
+    [...this.colgroup.children].forEach((col, k) => { col.style.width = `${this.widths[k]}ch`; });
+    this.table.style.width = `${this.widths.reduce((a, b) => a + b, 0)}ch`;
+  }
+
   set(values, {top = 1, mask = null, digits = 3, hideNumbers = false} = {}) {
     this.values = values; this.mask = mask;
+    let grown = false;
     values.forEach((row, i) => row.forEach((v, j) => {
       const td = this.cells[i][j];
       if (mask && !mask[i][j]) {
         td.textContent = "\u2013"; td.className = "masked"; td.style.backgroundColor = "";
-        td.style.color = ""; td.title = "masked: cannot look ahead";
+        td.style.color = "";
         return;
       }
-      const text = fixed(v, digits);
-      td.textContent = hideNumbers ? "" : text;
+      const text = hideNumbers ? "" : fixed(v, digits);
+      if (text.length + 2 > this.widths[j + 1]) { this.widths[j + 1] = text.length + 2; grown = true; }
+      td.textContent = text;
       td.className = hideNumbers ? "small" : "";
-      td.title = `${this.rows[i]} \u2192 ${this.cols[j]}: ${text}`;
       if (this.options.heat) heat(td, v, top);
     }));
+    if (grown) this.size();
   }
 
   key(e) {
@@ -106,6 +118,8 @@ class MatrixView {
 }
 
 // A readout line that screen readers announce when it changes.
+MatrixView.NUMBER = 7;  // characters: "-12.345"
+
 function readout(text) {
   return h("p", {class: "readout", role: "status", "aria-live": "polite"}, text || "\u00a0");
 }

@@ -6,13 +6,16 @@
 function fixed(x, d = 3) {
   if (!Number.isFinite(x)) return String(x);
   let s = x.toFixed(d);
-  const exact = Math.abs(x).toFixed(100);  // every digit of the double (or enough to rule out a tie)
-  const point = exact.indexOf("."), tail = exact.slice(point + 1 + d);
-  if (tail[0] === "5" && /^50*$/.test(tail)) {
-    const kept = exact.slice(0, point + 1 + d).replace(/\.$/, "");
-    if (Number(kept[kept.length - 1]) % 2 === 0) s = (x < 0 ? "-" : "") + kept;
+  const scaled = Math.abs(x) * 10 ** d;  // exact for a true tie (k + 1/2 is representable)
+  if (scaled - Math.floor(scaled) === 0.5) {  // a tie, or within an ulp of one: look closely
+    const exact = Math.abs(x).toFixed(100);  // every digit of the double, or enough to tell
+    const point = exact.indexOf("."), tail = exact.slice(point + 1 + d);
+    if (/^50*$/.test(tail)) {
+      const kept = exact.slice(0, point + 1 + d).replace(/\.$/, "");
+      if (Number(kept[kept.length - 1]) % 2 === 0) s = (x < 0 ? "-" : "") + kept;
+    }
   }
-  return Number(s) === 0 ? s.replace("-", "") : s;
+  return s[0] === "-" && /^-[0.]*$/.test(s) ? s.slice(1) : s;
 }
 
 // The fewest decimals (at least d) at which a and b print differently, so that "a > b" is true as
@@ -23,20 +26,28 @@ function decimalsApart(a, b, d = 3) {
   return k;
 }
 
+// A word's name, with its place when the sentence holds it more than once.
+// Example: named(["the", "bank", "the"], 2) -> "the (word 3)".
+function named(labels, j) {
+  return labels.indexOf(labels[j]) === labels.lastIndexOf(labels[j])
+    ? labels[j] : `${labels[j]} (word ${j + 1})`;
+}
+
 // Where one row of weights puts its largest share, ties named as ties.
-// Example: largest([0.2, 0.4, 0.4], ["the", "bank", "bank"]) -> "a tie: bank, bank (0.400 each)".
+// Example: largest([0.2, 0.4, 0.4], ["the", "lake", "bank"]) -> "a tie: lake, bank (0.400 each)".
 function largest(row, labels) {
   let top = -Infinity;
   for (const w of row) if (w > top) top = w;
   const at = row.map((w, j) => (w === top ? j : -1)).filter(j => j >= 0);
   if (at.length > 1) {
-    return `a tie: ${at.map(j => labels[j]).join(", ")} (${fixed(top)} each)`;
+    return `a tie: ${at.map(j => named(labels, j)).join(", ")} (${fixed(top)} each)`;
   }
   let second = -Infinity, next = -1;
   row.forEach((w, j) => { if (w < top && w > second) { second = w; next = j; } });
   if (next >= 0 && fixed(top) === fixed(second)) {  // looks like a tie at 3 decimals, is not one
     const k = decimalsApart(top, second);
-    return `${labels[at[0]]} ${fixed(top, k)}, just above ${labels[next]} ${fixed(second, k)}`;
+    return `${named(labels, at[0])} ${fixed(top, k)}, just above ${named(labels, next)} ` +
+      fixed(second, k);
   }
-  return `${labels[at[0]]} ${fixed(top)}`;
+  return `${named(labels, at[0])} ${fixed(top)}`;
 }

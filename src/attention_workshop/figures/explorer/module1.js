@@ -2,7 +2,7 @@
 // softmaxed) and each word's output (weights @ X), for the learner's sentence.
 
 function lookList(list, tokens, weights) {  // "bank -> river 0.317" for every word, ties named
-  list.replaceChildren(...tokens.map((t, i) => h("li", {}, `${t} \u2192 ${largest(weights[i], tokens)}`)));
+  list.replaceChildren(...tokens.map((t, i) => h("li", {}, `${named(tokens, i)} \u2192 ${largest(weights[i], tokens)}`)));
 }
 
 function topOf(M) {  // the largest entry: the heatmap's darkest blue

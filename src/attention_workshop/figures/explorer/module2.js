@@ -112,7 +112,7 @@ function buildModule2(ctx) {
       : `d_k = ${n}: the scores go into softmax undivided.`;
     const simple = tokens.map((t, i) => largest(raw.weights[i], tokens));
     looks.replaceChildren(...tokens.map((t, i) =>
-      h("li", {}, `${t}: ${simple[i]} \u2192 ${largest(wired.weights[i], tokens)}`)));
+      h("li", {}, `${named(tokens, i)}: ${simple[i]} \u2192 ${largest(wired.weights[i], tokens)}`)));
     updateLives();
   }
   return {section, rebuild, update, updateFollow: updateLives, showWiring};

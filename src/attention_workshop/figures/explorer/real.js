@@ -62,7 +62,7 @@ function buildSide(ctx, k, pick) {  // one of the two columns
     const r = run(), [f, t] = defaultPair(r);
     tokenOptions(from, r.tokens); tokenOptions(to, r.tokens);
     from.value = String(f); to.value = String(t);
-    view = new MatrixView("", r.tokens, r.tokens, {heat: true, corner: "looks \u2193 at \u2192",
+    view = new MatrixView("", r.tokens, r.tokens, {heat: true,
       onCell: (i, j) => {
         const {layer, head} = ctx.state.real;
         say.textContent = `layer ${layer}, head ${head}: ${r.tokens[i]} \u2192 ${r.tokens[j]} = ` +

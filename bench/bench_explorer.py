@@ -1,0 +1,86 @@
+"""explorer.html's speed and size: the redraw after a control change on a 12-word sentence,
+timed inside headless Chromium with performance.now(), and the file's size.
+
+Usage: python bench/bench_explorer.py [--changes N]
+Needs Debian's chromium and playwright (both installed by scripts/test.sh). A change is timed
+from setting the control to the end of the layout it causes (the event handler's redraw, then
+a forced style and layout pass). Goals: a redraw within 16 ms (one frame at 60 Hz); the file
+under 300 KB without Module 3's data.
+"""
+
+import argparse
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from browser import launch, open_page  # noqa: E402  (the tests' launcher: chromium's flags)
+
+SENTENCE = "the river bank by the money office at the lake of cash"  # 12 words
+TIMED = """([selector, values]) => values.map(v => {
+  const el = document.querySelector(selector);
+  const t0 = performance.now();
+  if (el.type === "checkbox") el.click(); else { el.value = String(v);
+    el.dispatchEvent(new Event("input", {bubbles: true})); }
+  void document.body.offsetHeight;  // style and layout, as the browser would before painting
+  return performance.now() - t0;
+})"""
+
+
+def write_pages(folder):  # -> (page without Module 3's data, page with MiniLM's runs)
+    import numpy as np
+
+    from attention_workshop.figures import explorer
+    from attention_workshop.modules.module2 import scaling_experiment
+    from attention_workshop.real import load_model
+
+    scaling = scaling_experiment()
+    bare = explorer.write_explorer(folder / "bare", explorer.explorer_data(scaling))
+    model = load_model("minilm", dtype=np.float64)
+    runs = explorer.model_runs(model, [SENTENCE])
+    real = explorer.real_data("all-MiniLM-L6-v2", runs, explorer.FLOAT64)
+    return bare, explorer.write_explorer(folder / "real",
+                                         explorer.explorer_data(scaling, real, SENTENCE))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--changes", type=int, default=200, help="changes per control")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        for sub in ("bare", "real"):
+            (Path(tmp) / sub).mkdir()
+        bare, real = write_pages(Path(tmp))
+        driver, browser = launch()
+        try:
+            page = open_page(browser, real).page
+            page.fill("#sentence-text", SENTENCE)
+            assert len(page.evaluate("window.explorer.state().tokens")) == 12
+            steps = [round(-3 + 0.1 * (k % 61), 1) for k in range(args.changes)]
+            rows = [
+                ("W_Q slider (Module 2 redraws)", 'input[data-slider="W_Q:2:0"]', steps),
+                ("W_V box (Module 2 redraws)", 'input[data-cell="W_V:1:1"]', steps),
+                ("causal switch (Module 2 redraws)", "#causal", steps),
+                ("sentence typed (every panel rebuilds)", "#sentence-text",
+                 [SENTENCE if k % 2 else SENTENCE.replace("cash", "loan")
+                  for k in range(args.changes)]),
+                ("[S5] d slider", "#d-slider", [k % 9 for k in range(args.changes)]),
+            ]
+            print(f"redraw after a control change, {len(SENTENCE.split())}-word sentence, "
+                  f"median of {args.changes} (goal <= 16 ms):")
+            for name, selector, values in rows:
+                times = page.evaluate(TIMED, [selector, values])
+                print(f"  {name:40s} median {statistics.median(times):6.2f} ms, "
+                      f"max {max(times):6.2f} ms")
+        finally:
+            browser.close()
+            driver.stop()
+        print(f"file size without Module 3's data: {bare.stat().st_size / 1000:.1f} KB "
+              "(goal < 300 KB)")
+        print(f"file size with MiniLM on 3 sentences (T = 5, 5, 14): "
+              f"{real.stat().st_size / 1000:.1f} KB")
+
+
+if __name__ == "__main__":
+    main()
