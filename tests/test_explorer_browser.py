@@ -104,6 +104,7 @@ def test_the_page_engine_equals_explore_json(browser, page_file, engine):
     for case, js in zip(cases, pages, strict=True):
         py = engine(case["sentence"], case.get("w_q"), case.get("w_k"), case.get("w_v"),
                     case["scale"], case["causal"])
+        py["wired"].setdefault("values", [EMBED[w] for w in py["tokens"]])  # W_V = identity
         for head, keys in (("raw", ("scores", "weights", "outputs")),
                            ("wired", ("queries", "keys", "values", "scores", "weights",
                                       "outputs"))):
@@ -226,7 +227,8 @@ def test_ties_are_named_as_ties(browser, page_file, engine):
     assert w[1] == w[2]
     texts = "items => items.map(i => i.textContent)"
     looks = page.eval_on_selector_all("#module1 .looks li", texts)
-    assert looks[1] == f"bank \u2192 a tie: bank (word 2), bank (word 3) ({shown(w[1])} each)"
+    assert looks[1] == (f"bank (word 2) \u2192 a tie: bank (word 2), bank (word 3) "
+                        f"({shown(w[1])} each)")
     page.click("#zero-wiring")  # every score 0: every word spreads evenly
     looks = page.eval_on_selector_all("#module2 .looks li", texts)
     assert all(item.endswith("\u2192 a tie: the, bank (word 2), bank (word 3) (0.333 each)")

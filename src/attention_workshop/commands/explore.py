@@ -14,6 +14,13 @@ def add_arguments(parser):
                         help="your own embedding table (.toml or .json; see docs/explore.md)")
     parser.add_argument("--wq", metavar="FILE", help="your own W_Q wiring (.toml or .json)")
     parser.add_argument("--wk", metavar="FILE", help="your own W_K wiring (.toml or .json)")
+    parser.add_argument("--wv", metavar="FILE",
+                        help="a W_V for the wired head, axes x axes (default: the identity, "
+                             "each word hands over its own row)")
+    parser.add_argument("--no-scale", action="store_true",
+                        help="wired head: do not divide the scores by sqrt(d_k)")
+    parser.add_argument("--causal", action="store_true",
+                        help="wired head: each word sees only itself and the words before it")
     parser.add_argument("--word", metavar="WORD",
                         help="also show this word's blend in slow motion, term by term")
     parser.add_argument("--format", choices=tuple(VIEWS), default=next(iter(VIEWS)),
@@ -23,14 +30,16 @@ def add_arguments(parser):
 
 
 def main(args):
-    from attention_workshop.explore import explore
+    from attention_workshop.explore import Options, explore
     from attention_workshop.explore.tables import load_table, load_wiring
     from attention_workshop.explore.views import render
 
     table = load_table(args.table) if args.table else None
     w_q = load_wiring(args.wq, "W_Q") if args.wq else None
     w_k = load_wiring(args.wk, "W_K") if args.wk else None
-    ex = explore(args.sentence, table, w_q, w_k)
+    w_v = load_wiring(args.wv, "W_V") if args.wv else None
+    options = Options(scale=not args.no_scale, causal=args.causal, w_v=w_v)
+    ex = explore(args.sentence, table, w_q, w_k, options)
     # Build the whole output before printing, so an error leaves stdout empty.
     out = render(args.format, ex, args.word)
     folder = None

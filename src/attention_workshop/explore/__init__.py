@@ -2,7 +2,8 @@
 
 The parts, one job each:
 
-    compute.py     explore(sentence, table, w_q, w_k) -> Exploration; positions, slow_motion
+    compute.py     explore(sentence, table, w_q, w_k, options) -> Exploration; Options (no
+                   division, a causal mask, a W_V); positions, slow_motion
     tables.py      the embedding table and the W_Q / W_K wiring: built in, or the learner's
                    TOML/JSON files (read through attention_workshop.userfiles)
     views.py       the registry of views: --format NAME -> the module that renders it
@@ -28,7 +29,8 @@ import importlib
 
 # Exported names, imported on first use so that building the command line (`--help`, and
 # views.py's registry) does not import numpy.
-_EXPORTS = {"explore": ".compute", "Exploration": ".compute", "lookup": ".compute",
+_EXPORTS = {"explore": ".compute", "Exploration": ".compute", "Options": ".compute",
+            "lookup": ".compute",
             "positions": ".compute", "slow_motion": ".compute"}
 __all__ = list(_EXPORTS)
 

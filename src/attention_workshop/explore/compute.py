@@ -2,7 +2,8 @@
 
 The raw head is Module 1's `simple_attention` (scores X @ X.T); the wired head is
 Module 2's `wired_attention` (scores Q @ K.T, divided by sqrt(d_k)). Both blend
-the raw rows of X, so their outputs sit on the table's named axes.
+the raw rows of X, so their outputs sit on the table's named axes. Options (the explorer
+page's switches) change the wired head only: no division, a causal mask, a W_V.
 """
 
 import difflib
@@ -10,10 +11,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_workshop.attention import simple_attention, wired_attention
+from attention_workshop.attention import causal_mask, scaled_dot_product_attention, simple_attention
 from attention_workshop.embeddings import tokenize
 from attention_workshop.errors import WorkshopError
 from attention_workshop.explore.tables import builtin_table, builtin_wiring
+
+
+@dataclass(frozen=True)
+class Options:
+    """The wired head's switches; the defaults are Module 2's head (wired_attention)."""
+
+    scale: bool = True  # divide the scores by sqrt(d_k)
+    causal: bool = False  # each word sees only itself and the words before it
+    w_v: object = None  # a tables.Wiring [d_model, d_model]; None: the identity, values = X
 
 
 @dataclass(frozen=True)
@@ -23,10 +33,11 @@ class Exploration:
     tokens: list  # T words
     X: np.ndarray  # [T, d_model]
     raw: dict  # scores, weights [T, T]; outputs [T, d_model]
-    wired: dict  # queries, keys [T, d_k]; scores, weights [T, T]; outputs [T, d_model]
+    wired: dict  # queries, keys [T, d_k]; values [T, d_model]; scores, weights [T, T]; outputs
     axes: tuple
     channels: tuple
     sources: tuple = ("built-in", "built-in", "built-in")  # table, W_Q, W_K
+    options: Options = Options()
 
     def _repr_html_(self):  # a notebook shows tables; a terminal keeps the plain repr
         from attention_workshop.notebook_html import exploration_html
@@ -65,8 +76,9 @@ def _some(words, limit=30):
     return ", ".join(words[:limit]) + (", ..." if len(words) > limit else "")
 
 
-def check_wiring(width, w_q, w_k):
-    """Both matrices must have one row per table axis and the same number of channels."""
+def check_wiring(width, w_q, w_k, w_v=None):
+    """W_Q and W_K need one row per table axis and the same number of channels; W_V (if any)
+    maps the axes to themselves, width x width, so outputs stay on the named axes."""
     for w, name in ((w_q, "W_Q"), (w_k, "W_K")):
         rows = w.matrix.shape[0]
         if rows != width:
@@ -76,10 +88,32 @@ def check_wiring(width, w_q, w_k):
     if w_q.matrix.shape[1] != w_k.matrix.shape[1]:
         raise WorkshopError(f"W_Q has {w_q.matrix.shape[1]} channels but W_K has "
                             f"{w_k.matrix.shape[1]}; queries and keys need the same width d_k")
+    if w_v is not None and w_v.matrix.shape != (width, width):
+        rows, cols = w_v.matrix.shape
+        raise WorkshopError(f"W_V ({w_v.source}) is {rows} x {cols} but the table has {width} "
+                            f"axes; W_V maps the axes to themselves: give {width} rows of "
+                            f"{width} numbers (see docs/explore.md)")
 
 
-def explore(sentence, table=None, w_q=None, w_k=None):  # -> Exploration
-    """Run both heads on one sentence.
+def wired_head(X, w_q, w_k, options):  # [T, d_model], [d_model, d_k] x2, Options -> dict
+    """Module 2's head, with the options. Q = X W_Q, K = X W_K, V = X W_V (X itself while
+    W_V is the identity); weights = softmax(Q K^T / sqrt(d_k)), masked if causal.
+
+    Example: "the river bank" with scale=False: bank's scores [0, 1.62, 1.08] go into softmax
+    undivided -> [0.111, 0.562, 0.327], against [0.159, 0.500, 0.341] divided by sqrt(2).
+    """
+    Q, K = X @ w_q, X @ w_k  # [T, d_k] each
+    V = X if options.w_v is None else X @ options.w_v.matrix  # [T, d_model]
+    mask = causal_mask(len(X)) if options.causal else None  # [T, T]
+    # Undivided: the formula divides q by sqrt(d_k), so hand it q * sqrt(d_k) (exact to an ulp).
+    q = Q if options.scale else Q * np.sqrt(Q.shape[1])
+    outputs, weights = scaled_dot_product_attention(q, K, V, mask)
+    return {"queries": Q, "keys": K, "values": V, "scores": Q @ K.T, "weights": weights,
+            "outputs": outputs}
+
+
+def explore(sentence, table=None, w_q=None, w_k=None, options=None):  # -> Exploration
+    """Run both heads on one sentence (`options`: the wired head's switches, see Options).
 
     Example: explore("the river bank").wired["weights"][2] -> [0.159, 0.500, 0.341] (rounded),
     against the raw head's [0.185, 0.317, 0.498].
@@ -87,20 +121,19 @@ def explore(sentence, table=None, w_q=None, w_k=None):  # -> Exploration
     table = table or builtin_table()
     default_q, default_k = builtin_wiring()
     w_q, w_k = w_q or default_q, w_k or default_k
+    options = options or Options()
     tokens, X = lookup(sentence, table)  # [T, d_model]
-    check_wiring(X.shape[1], w_q, w_k)
+    check_wiring(X.shape[1], w_q, w_k, options.w_v)
     with np.errstate(over="ignore", invalid="ignore"):
         raw_out, raw_w = simple_attention(X)
-        wired_out, wired_w, wired_s = wired_attention(X, w_q.matrix, w_k.matrix)
         raw = {"scores": X @ X.T, "weights": raw_w, "outputs": raw_out}
-        wired = {"queries": X @ w_q.matrix, "keys": X @ w_k.matrix,  # [T, d_k] each
-                 "scores": wired_s, "weights": wired_w, "outputs": wired_out}
+        wired = wired_head(X, w_q.matrix, w_k.matrix, options)
     if not all(np.isfinite(a).all() for a in (*raw.values(), *wired.values())):
         raise WorkshopError("the numbers are too large to score (a dot product overflowed); "
                             "use table and wiring entries of a sensible size, e.g. within +-1000")
     channels = w_q.channels if w_q.source != "built-in" else w_k.channels
     sources = (table.source, w_q.source, w_k.source)
-    return Exploration(tokens, X, raw, wired, table.axes, channels, sources)
+    return Exploration(tokens, X, raw, wired, table.axes, channels, sources, options)
 
 
 def positions(tokens, word):  # -> list[int]
@@ -110,6 +143,11 @@ def positions(tokens, word):  # -> list[int]
         raise WorkshopError(f"--word '{word}' is not in the sentence; choose one of: "
                             f"{', '.join(dict.fromkeys(tokens))}")
     return found
+
+
+def ingredients(ex, head):  # Exploration, "raw" | "wired" -> [T, d_model], the rows it blends
+    """The raw head blends the rows of X; the wired head its values V (X itself by default)."""
+    return ex.X if head == "raw" else ex.wired["values"]
 
 
 def slow_motion(recipe, X):  # [T], [T, d_model] -> ([T, d_model], [d_model])

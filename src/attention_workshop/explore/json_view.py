@@ -4,11 +4,13 @@
      "wired": {"queries", "keys", "scores", "weights", "outputs"}}
 
 With `--word`, each head also gets "slow_motion": one entry per occurrence of the word.
+With --no-scale, --causal or --wv, the document also gets "settings": {"scale", "causal",
+"w_v"} (W_V's source, or "identity"), and with --wv "wired" gets "values" (V = X @ W_V).
 """
 
 import json
 
-from attention_workshop.explore.compute import positions, slow_motion
+from attention_workshop.explore.compute import ingredients, positions, slow_motion
 
 
 def render(ex, word=None):  # Exploration, str | None -> str
@@ -23,6 +25,12 @@ def as_json(ex, word=None):  # -> dict of plain lists of floats (json.dumps keep
            "raw": {k: ex.raw[k].tolist() for k in ("scores", "weights", "outputs")},
            "wired": {k: ex.wired[k].tolist()
                      for k in ("queries", "keys", "scores", "weights", "outputs")}}
+    opt = ex.options
+    if opt != type(opt)():  # the switches differ from Module 2's head: say which
+        doc["settings"] = {"scale": opt.scale, "causal": opt.causal,
+                           "w_v": "identity" if opt.w_v is None else opt.w_v.source}
+    if opt.w_v is not None:
+        doc["wired"]["values"] = ex.wired["values"].tolist()
     if word is not None:
         for head in ("raw", "wired"):
             doc[head]["slow_motion"] = [_blend_doc(ex, head, i) for i in positions(ex.tokens, word)]
@@ -31,7 +39,7 @@ def as_json(ex, word=None):  # -> dict of plain lists of floats (json.dumps keep
 
 def _blend_doc(ex, head, i):
     recipe = getattr(ex, head)["weights"][i]  # [T]
-    scaled, output = slow_motion(recipe, ex.X)
+    scaled, output = slow_motion(recipe, ingredients(ex, head))
     return {"word": ex.tokens[i], "position": i, "recipe": recipe.tolist(),
             "scaled_rows": scaled.tolist(), "output": output.tolist()}
 

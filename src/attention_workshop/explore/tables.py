@@ -76,7 +76,7 @@ def load_table(path):  # -> Table
     return Table(rows, axes, str(path))
 
 
-def load_wiring(path, name):  # name: "W_Q" | "W_K" -> Wiring
+def load_wiring(path, name):  # name: "W_Q" | "W_K" | "W_V" -> Wiring
     """Read one wiring matrix. Example: `matrix = [[1.0], [0.0]]` -> 2 axes x 1 channel."""
     what = f"{name} file"
     doc = read_data(path, what, HELP)

@@ -7,7 +7,7 @@ longer sentences print the raw table, then the wired one, so nothing wraps.
 
 import numpy as np
 
-from attention_workshop.explore.compute import positions, slow_motion
+from attention_workshop.explore.compute import ingredients, positions, slow_motion
 from attention_workshop.report import fmt_list, matrix_lines
 
 WIDTH = 100  # widest line that puts two tables side by side
@@ -46,8 +46,11 @@ def text_lines(ex, word=None):  # Exploration -> list of lines
              f"  table: {ex.sources[0]} (axes: {', '.join(ex.axes)})",
              f"  wiring: W_Q {ex.sources[1]}, W_K {ex.sources[2]} "
              f"(channels: {', '.join(ex.channels)}; d_k = {d_k})"]
+    lines += switches_line(ex)
     lines += table("rows of X (the lookup: the same row in every sentence):",
                    ex.tokens, ex.axes, ex.X)
+    if ex.options.w_v is not None:
+        lines += table("wired head: values V = X @ W_V", ex.tokens, ex.axes, ex.wired["values"])
     lines += side_by_side(table("wired head: queries Q = X @ W_Q", ex.tokens, ex.channels,
                                 ex.wired["queries"]),
                           table("keys K = X @ W_K", ex.tokens, ex.channels, ex.wired["keys"]))
@@ -57,17 +60,33 @@ def text_lines(ex, word=None):  # Exploration -> list of lines
                                 ex.wired["scores"]))
     lines += side_by_side(table("raw head: weights (each row softmaxed)", ex.tokens, ex.tokens,
                                 ex.raw["weights"]),
-                          table(f"wired head: weights (scores / sqrt({d_k}), softmaxed)",
-                                ex.tokens, ex.tokens, ex.wired["weights"]))
+                          table(weights_title(ex, d_k), ex.tokens, ex.tokens,
+                                ex.wired["weights"]))
     lines += side_by_side(table("raw head: outputs (weights @ X)", ex.tokens, ex.axes,
                                 ex.raw["outputs"]),
-                          table("wired head: outputs (weights @ X)", ex.tokens, ex.axes,
-                                ex.wired["outputs"]))
+                          table("wired head: outputs (weights @ "
+                                f"{'X' if ex.options.w_v is None else 'V'})", ex.tokens,
+                                ex.axes, ex.wired["outputs"]))
     lines += largest_shares(ex)
     if word is not None:
         for i in positions(ex.tokens, word):
             lines += blend_lines(ex, "raw", i) + blend_lines(ex, "wired", i)
     return lines
+
+
+def switches_line(ex):  # [] for Module 2's head, else one line naming the options
+    """Example: ['  switches: scores not divided by sqrt(d_k); causal mask; W_V from wv.toml']."""
+    opt = ex.options
+    said = ([] if opt.scale else ["scores not divided by sqrt(d_k)"]) + (
+        ["causal mask (no word sees a later word)"] if opt.causal else []) + (
+        [] if opt.w_v is None else [f"W_V from {opt.w_v.source}"])
+    return [f"  switches: {'; '.join(said)}"] if said else []
+
+
+def weights_title(ex, d_k):
+    """Example: 'wired head: weights (scores / sqrt(2), softmaxed)'."""
+    how = f"scores / sqrt({d_k})" if ex.options.scale else "scores undivided"
+    return f"wired head: weights ({how}{', masked' if ex.options.causal else ''}, softmaxed)"
 
 
 def largest_shares(ex):
@@ -86,7 +105,7 @@ def largest_shares(ex):
 def blend_lines(ex, head, i):  # one word's slow-motion table under one head
     """Each ingredient's row scaled by the word's weight for it; the last row is the column sums."""
     recipe = getattr(ex, head)["weights"][i]  # [T]
-    scaled, output = slow_motion(recipe, ex.X)  # [T, d_model], [d_model]
+    scaled, output = slow_motion(recipe, ingredients(ex, head))  # [T, d_model], [d_model]
     word = ex.tokens[i]
     where = f" (word {i + 1})" if ex.tokens.count(word) > 1 else ""
     labels = [f"{w:.3f} x {t}" for w, t in zip(recipe, ex.tokens, strict=True)]
