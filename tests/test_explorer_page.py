@@ -117,13 +117,13 @@ def test_module3_numbers_are_the_float64_run(tmp_path, capsys):
     real = embedded((tmp_path / "explorer.html").read_text())["real"]
     model = load_model("minilm", dtype=np.float64)
     sentences = [run["sentence"] for run in real["runs"]]
-    assert sentences == ["the river bank", "the money bank", "the bank by the river"]
+    assert sentences == ["the bank by the river", "the river bank", "the money bank"]
     for run in real["runs"]:
         result = model.run(run["sentence"])
         assert run["tokens"] == result.tokens and run["special"] == result.special
         assert np.array_equal(np.array(run["attentions"]), result.attentions)
-    assert real["runs"][0]["pair"] == [3, 2] and real["runs"][1]["pair"] == [3, 2]
-    assert "pair" not in real["runs"][2]
+    assert real["runs"][1]["pair"] == [3, 2] and real["runs"][2]["pair"] == [3, 2]
+    assert "pair" not in real["runs"][0]
     assert (real["layers"], real["heads"], real["d_head"]) == (6, 12, 32)
 
 
@@ -148,3 +148,26 @@ def test_run_registers_the_page_with_module3s_own_numbers(real, tmp_path):
     for run, result in zip(data["real"]["runs"], (m3.river, m3.money), strict=True):
         assert run["tokens"] == result.tokens
         assert np.array_equal(np.array(run["attentions"]), result.attentions)
+
+
+def test_real_out_writes_the_page_with_the_runs_real_computed(tmp_path, capsys):
+    """`real SENTENCE --out DIR`: explorer.html holds that run (float32, as `real` computes)
+    first, then the lesson sentences through the same model, every weight as computed."""
+    pytest.importorskip("tokenizers")
+    from attention_workshop.real import load_model
+
+    sentence = "the fish swam to the bank"
+    assert cli.main(["real", sentence, "--out", str(tmp_path), "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    printed = json.loads(captured.out)
+    assert f"wrote {tmp_path / 'explorer.html'}" in captured.err
+    data = embedded((tmp_path / "explorer.html").read_text())
+    assert data["start"]["sentence"] == "the river bank"  # swam, to: not in the table
+    runs = data["real"]["runs"]
+    assert [r["sentence"] for r in runs] == [sentence, "the river bank", "the money bank"]
+    assert runs[0]["tokens"] == printed["tokens"]
+    assert np.array_equal(np.array(runs[0]["attentions"]), np.array(printed["attentions"]))
+    model = load_model("minilm")
+    for run in runs[1:]:
+        assert np.array_equal(np.array(run["attentions"]), model.run(run["sentence"]).attentions)
+    assert "float32" in data["real"]["source"]

@@ -16,7 +16,8 @@ def add_arguments(parser):
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="text tables (default) or JSON with every layer's weights")
     parser.add_argument("--out", metavar="DIR",
-                        help="also draw the figures and an interactive head_view.html into DIR")
+                        help="also draw the figures, an interactive head_view.html and "
+                             "explorer.html (this sentence beside the lesson's) into DIR")
     parser.add_argument("--download", action="store_true",
                         help="allow downloading gpt2 from the Hugging Face Hub (needs a network)")
 
@@ -59,9 +60,12 @@ def main(args):
     else:
         print("\n".join(text_report(model, result, args.layer, args.head)))
     if args.out:
+        from attention_workshop.figures.explorer import real_command_page
         from attention_workshop.figures.real import draw_sentence
         from attention_workshop.files import writable_dir
 
-        for path in draw_sentence(model, result, writable_dir(args.out), args.layer, args.head):
+        folder = writable_dir(args.out)
+        for path in draw_sentence(model, result, folder, args.layer, args.head):
             say(f"wrote {path}")
+        say(f"wrote {real_command_page(model, args.sentence, result, folder)}")
     return 0

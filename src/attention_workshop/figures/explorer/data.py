@@ -64,9 +64,14 @@ def _lesson_pair(sentence, tokens):  # {"pair": [bank, topic]} for a lesson sent
     return {"pair": [tokens.index("bank"), tokens.index(topic)]}
 
 
-def model_runs(model, sentences):  # Model, [str] -> {sentence: RunResult}, lessons first
-    order = dict.fromkeys([SENT_RIVER, SENT_MONEY, *sentences])
-    return {s: model.run(s) for s in order}
+def model_runs(model, sentences, done=None):  # Model, [str] -> {sentence: RunResult}
+    """`sentences`, then the lesson sentences, each run once; `done` holds runs already made.
+
+    Example: model_runs(m, ["the fish"]) -> runs of "the fish", "the river bank", "the money bank".
+    """
+    done = done or {}
+    order = dict.fromkeys([*sentences, SENT_RIVER, SENT_MONEY])
+    return {s: done[s] if s in done else model.run(s) for s in order}
 
 
 def explorer_data(scaling, real=None, sentence=SENT_RIVER, word="bank"):  # -> the page's data
