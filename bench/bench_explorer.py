@@ -62,8 +62,11 @@ def main(argv=None):
                 ("W_Q slider (Module 2 redraws)", 'input[data-slider="W_Q:2:0"]', steps),
                 ("W_V box (Module 2 redraws)", 'input[data-cell="W_V:1:1"]', steps),
                 ("causal switch (Module 2 redraws)", "#causal", steps),
-                ("sentence typed (every panel rebuilds)", "#sentence-text",
+                ("sentence: a word swapped (all panels)", "#sentence-text",
                  [SENTENCE if k % 2 else SENTENCE.replace("cash", "loan")
+                  for k in range(args.changes)]),
+                ("sentence: last word off, on (all panels)", "#sentence-text",
+                 [SENTENCE if k % 2 else SENTENCE.rsplit(" ", 1)[0]
                   for k in range(args.changes)]),
                 ("[S5] d slider", "#d-slider", [k % 9 for k in range(args.changes)]),
             ]

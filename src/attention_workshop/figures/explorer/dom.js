@@ -45,24 +45,12 @@ function heat(cell, value, top) {
 // make the browser measure the whole table again; a column widens if a number outgrows it.
 class MatrixView {
   constructor(caption, rows, cols, options = {}) {
-    this.rows = rows; this.cols = cols; this.options = options; this.active = null;
+    this.options = options; this.active = null;
     this.table = h("table", {class: "matrix" + (options.heat ? " heat" : ""), tabindex: "0"});
-    this.widths = [Math.max(4, ...rows.map(r => r.length)) + 2,
-                   ...cols.map(c => Math.max(MatrixView.NUMBER, c.length + 2))];
-    this.colgroup = h("colgroup", {}, ...this.widths.map(() => h("col")));
-    this.table.append(h("caption", {}, caption), this.colgroup);
-    this.size();
+    this.colgroup = h("colgroup", {}, h("col"));
     const head = h("tr", {}, h("th", {scope: "col", class: "corner"}, options.corner || ""));
-    for (const c of cols) head.append(h("th", {scope: "col"}, c));
-    this.table.append(h("thead", {}, head));
     const body = h("tbody");
-    this.cells = rows.map(r => {
-      const tr = h("tr", {}, h("th", {scope: "row"}, r));
-      const row = cols.map(() => tr.appendChild(h("td")));
-      body.append(tr);
-      return row;
-    });
-    this.table.append(body);
+    this.table.append(h("caption", {}, caption), this.colgroup, h("thead", {}, head), body);
     body.onmouseover = e => {  // one listener for every cell
       const td = e.target.closest("td");
       if (td) this.announce(td.parentNode.rowIndex - 1, td.cellIndex - 1);
@@ -70,6 +58,33 @@ class MatrixView {
     this.table.onkeydown = e => this.key(e);
     this.table.onfocus = () => this.announce(...(this.active || [0, 0]));
     this.table.onblur = () => this.mark(null);
+    this.relabel(rows, cols);
+  }
+
+  // New labels (a new sentence): rows and columns are added or dropped at the end and the
+  // cells that stay are reused, so one word more or less costs a row and a column, not a table.
+  relabel(rows, cols) {
+    const head = this.table.tHead.rows[0], body = this.table.tBodies[0];
+    while (head.cells.length - 1 < cols.length) {
+      head.append(h("th", {scope: "col"})); this.colgroup.append(h("col"));
+    }
+    while (head.cells.length - 1 > cols.length) {
+      head.lastChild.remove(); this.colgroup.lastChild.remove();
+    }
+    while (body.rows.length < rows.length) body.append(h("tr", {}, h("th", {scope: "row"})));
+    while (body.rows.length > rows.length) body.lastChild.remove();
+    this.cells = [...body.rows].map(tr => {
+      while (tr.cells.length - 1 < cols.length) tr.append(h("td"));
+      while (tr.cells.length - 1 > cols.length) tr.lastChild.remove();
+      return [...tr.cells].slice(1);
+    });
+    const label = (th, text) => { if (th.textContent !== text) th.textContent = text; };
+    cols.forEach((c, j) => label(head.cells[j + 1], c));
+    rows.forEach((r, i) => label(body.rows[i].cells[0], r));
+    this.rows = rows; this.cols = cols; this.active = null; this.values = null;
+    this.widths = [Math.max(4, ...rows.map(r => r.length)) + 2,
+                   ...cols.map(c => Math.max(MatrixView.NUMBER, c.length + 2))];
+    this.size();
   }
 
   size() {
@@ -124,16 +139,33 @@ function readout(text) {
   return h("p", {class: "readout", role: "status", "aria-live": "polite"}, text || "\u00a0");
 }
 
-// Horizontal bars with their numbers: [[label, value], ...] on one shared scale lo..hi.
+// Horizontal bars with their numbers: [[label, value], ...] on one shared scale lo..hi. The
+// bars already there are reused (a slider's redraw changes widths and text, not elements).
 function bars(container, items, lo, hi, colour) {
-  container.replaceChildren();
-  const span = hi - lo || 1, zero = (0 - lo) / span * 100;
-  for (const [label, value] of items) {
-    const left = Math.min(zero, (value - lo) / span * 100), width = Math.abs(value) / span * 100;
-    const fill = h("span", {class: "fill"});
-    fill.style.left = left + "%"; fill.style.width = width + "%";
-    if (colour) fill.style.backgroundColor = colour;
-    container.append(h("div", {class: "bar"}, h("span", {class: "label"}, label),
-                       h("span", {class: "track"}, fill), h("span", {class: "value"}, fixed(value))));
+  while (container.children.length > items.length) container.lastChild.remove();
+  while (container.children.length < items.length) {
+    container.append(h("div", {class: "bar"}, h("span", {class: "label"}),
+                       h("span", {class: "track"}, h("span", {class: "fill"})),
+                       h("span", {class: "value"})));
   }
+  const span = hi - lo || 1, zero = (0 - lo) / span * 100;
+  items.forEach(([label, value], k) => {
+    const [name, track, number] = container.children[k].children, fill = track.firstChild;
+    text(name, label);
+    text(number, fixed(value));
+    fill.style.left = Math.min(zero, (value - lo) / span * 100) + "%";
+    fill.style.width = Math.abs(value) / span * 100 + "%";
+    if (colour) fill.style.backgroundColor = colour;
+  });
+}
+
+// Set an element's text only when it changes (no needless layout), or a list's items.
+function text(element, value) {
+  if (element.textContent !== value) element.textContent = value;
+}
+
+function listItems(list, texts) {
+  while (list.children.length > texts.length) list.lastChild.remove();
+  while (list.children.length < texts.length) list.append(h("li"));
+  texts.forEach((value, k) => text(list.children[k], value));
 }

@@ -2,7 +2,7 @@
 // softmaxed) and each word's output (weights @ X), for the learner's sentence.
 
 function lookList(list, tokens, weights) {  // "bank -> river 0.317" for every word, ties named
-  list.replaceChildren(...tokens.map((t, i) => h("li", {}, `${named(tokens, i)} \u2192 ${largest(weights[i], tokens)}`)));
+  listItems(list, tokens.map((t, i) => `${named(tokens, i)} \u2192 ${largest(weights[i], tokens)}`));
 }
 
 function topOf(M) {  // the largest entry: the heatmap's darkest blue
@@ -24,25 +24,30 @@ function buildModule1(ctx) {
     h("div", {}, h("h3", {}, "The followed word on the first two axes"), plane.element)));
   let views = null;
 
-  function rebuild() {  // new sentence: new labels
-    const {tokens} = ctx.current, axes = ctx.axes;
-    const cur = () => ctx.current;
+  function rebuild() {  // new sentence: new labels (the tables are made once, then relabelled)
+    const cur = () => ctx.current, axes = ctx.axes, tokens = cur().tokens;
+    if (views) {
+      views.X.relabel(tokens, axes); views.outputs.relabel(tokens, axes);
+      views.scores.relabel(tokens, tokens); views.weights.relabel(tokens, tokens);
+      return;
+    }
+    const t = i => named(cur().tokens, i);
     views = {
       X: new MatrixView("X: each word's row of the table", tokens, axes, {onCell: (i, j) => {
-        say.textContent = `${tokens[i]}'s ${axes[j]} = ${fixed(cur().X[i][j])} (the lookup: ` +
+        say.textContent = `${t(i)}'s ${axes[j]} = ${fixed(cur().X[i][j])} (the lookup: ` +
           "the same row in every sentence)";
       }}),
       scores: new MatrixView("scores = X @ X.T", tokens, tokens, {onCell: (i, j) => {
-        say.textContent = `score ${tokens[i]} \u2192 ${tokens[j]} = ${tokens[i]}'s row \u00b7 ` +
-          `${tokens[j]}'s row = ${fixed(cur().raw.scores[i][j])}`;
+        say.textContent = `score ${t(i)} \u2192 ${t(j)} = ${t(i)}'s row \u00b7 ` +
+          `${t(j)}'s row = ${fixed(cur().raw.scores[i][j])}`;
       }}),
       weights: new MatrixView("weights = softmax of each row", tokens, tokens, {heat: true,
         onCell: (i, j) => {
-          say.textContent = `${tokens[i]} takes ${fixed(cur().raw.weights[i][j])} of its new ` +
-            `vector from ${tokens[j]} (row ${tokens[i]} sums to 1)`;
+          say.textContent = `${t(i)} takes ${fixed(cur().raw.weights[i][j])} of its new ` +
+            `vector from ${t(j)} (the row of ${t(i)} sums to 1)`;
         }}),
       outputs: new MatrixView("outputs = weights @ X", tokens, axes, {onCell: (i, j) => {
-        say.textContent = `${tokens[i]}'s output ${axes[j]} = ${fixed(cur().raw.outputs[i][j])}` +
+        say.textContent = `${t(i)}'s output ${axes[j]} = ${fixed(cur().raw.outputs[i][j])}` +
           ` (its lookup said ${fixed(cur().X[i][j])})`;
       }}),
     };

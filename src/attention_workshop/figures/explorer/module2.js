@@ -50,51 +50,59 @@ function buildModule2(ctx) {
               h("h3", {id: "lives-title"}, "Three lives"), lives, ratio);
   let views = null;
 
-  function rebuild() {
-    const {tokens} = ctx.current, w = () => ctx.current.wired;
+  function rebuild() {  // new sentence: new labels (the tables are made once, then relabelled)
+    const tokens = ctx.current.tokens, w = () => ctx.current.wired;
+    if (views) {
+      for (const key of ["Q", "K"]) views[key].relabel(tokens, channels);
+      for (const key of ["V", "outputs"]) views[key].relabel(tokens, axes);
+      for (const key of ["scores", "divided", "weights"]) views[key].relabel(tokens, tokens);
+      return;
+    }
+    const t = i => named(ctx.current.tokens, i);
     const tell = (text) => { say.textContent = text; };
     views = {
       Q: new MatrixView("Q = X @ W_Q (queries)", tokens, channels, {onCell: (i, j) =>
-        tell(`${tokens[i]} asks ${fixed(w().queries[i][j])} on channel ${channels[j]}`)}),
+        tell(`${t(i)} asks ${fixed(w().queries[i][j])} on channel ${channels[j]}`)}),
       K: new MatrixView("K = X @ W_K (keys)", tokens, channels, {onCell: (i, j) =>
-        tell(`${tokens[i]} advertises ${fixed(w().keys[i][j])} on channel ${channels[j]}`)}),
+        tell(`${t(i)} advertises ${fixed(w().keys[i][j])} on channel ${channels[j]}`)}),
       V: new MatrixView("V = X @ W_V (values)", tokens, axes, {onCell: (i, j) =>
-        tell(`${tokens[i]} hands over ${axes[j]} = ${fixed(w().values[i][j])}`)}),
+        tell(`${t(i)} hands over ${axes[j]} = ${fixed(w().values[i][j])}`)}),
       scores: new MatrixView("scores = Q @ K.T", tokens, tokens, {onCell: (i, j) =>
-        tell(`score ${tokens[i]} \u2192 ${tokens[j]} = ${tokens[i]}'s query \u00b7 ` +
-             `${tokens[j]}'s key = ${fixed(w().scores[i][j])}`)}),
+        tell(`score ${t(i)} \u2192 ${t(j)} = ${t(i)}'s query \u00b7 ` +
+             `${t(j)}'s key = ${fixed(w().scores[i][j])}`)}),
       divided: new MatrixView("scores / \u221ad_k", tokens, tokens, {onCell: (i, j) =>
         tell(`${fixed(w().scores[i][j])} / \u221a${channels.length} = ` +
              `${fixed(w().divided[i][j])}`)}),
       weights: new MatrixView("weights = softmax of each row", tokens, tokens, {heat: true,
         onCell: (i, j) => tell(w().mask && !w().mask[i][j]
-          ? `${tokens[i]} cannot look ahead at ${tokens[j]}: the mask gives it 0`
-          : `${tokens[i]} takes ${fixed(w().weights[i][j])} of its new vector from ${tokens[j]}`)}),
+          ? `${t(i)} cannot look ahead at ${t(j)}: the mask gives it 0`
+          : `${t(i)} takes ${fixed(w().weights[i][j])} of its new vector from ${t(j)}`)}),
       outputs: new MatrixView("outputs = weights @ V", tokens, axes, {onCell: (i, j) =>
-        tell(`${tokens[i]}'s output ${axes[j]} = ${fixed(w().outputs[i][j])}`)}),
+        tell(`${t(i)}'s output ${axes[j]} = ${fixed(w().outputs[i][j])}`)}),
     };
     for (const [key, v] of Object.entries(views)) v.table.id = `m2-${key}`;
     grid.replaceChildren(...Object.values(views).map(v => h("div", {class: "mat"}, v.table)));
     tell("Point at or focus a table (arrow keys move) to read one number in words.");
   }
 
+  const lifeBoxes = ["lookup (the table's row)", "simple attention (Module 1)",
+                     "wired head (your W_Q, W_K, W_V)"].map((name, g) => {
+    const list = h("div");
+    lives.append(h("div", {class: "life", "data-life": String(g)}, h("h4", {}, name), list));
+    return list;
+  });
+  const lifeTitle = body.querySelector("#lives-title");
+
   function updateLives() {
-    const {tokens, X, raw, wired} = ctx.current, f = st.follow, word = tokens[f];
-    const groups = [["lookup (the table's row)", X[f]], ["simple attention (Module 1)", raw.outputs[f]],
-                    ["wired head (your W_Q, W_K, W_V)", wired.outputs[f]]];
-    const all = groups.flatMap(([, v]) => v);
+    const {tokens, X, raw, wired} = ctx.current, f = st.follow;
+    const rows = [X[f], raw.outputs[f], wired.outputs[f]], all = rows.flat();
     const lo = Math.min(0, ...all), hi = Math.max(0, ...all);
-    lives.replaceChildren(...groups.map(([name, v], g) => {
-      const box = h("div", {class: "life", "data-life": String(g)});
-      const list = h("div");
-      bars(list, axes.map((a, k) => [a, v[k]]), lo, hi, ["#7f7f7f", "#c0392b", "#2468b4"][g]);
-      box.append(h("h4", {}, name), list);
-      return box;
-    }));
-    document.getElementById("lives-title").textContent = `${word}'s three lives`;
+    rows.forEach((v, g) => bars(lifeBoxes[g], axes.map((a, k) => [a, v[k]]), lo, hi,
+                                ["#7f7f7f", "#c0392b", "#2468b4"][g]));
+    text(lifeTitle, `${named(tokens, f)}'s three lives`);
     const [a0, a1] = axes, r = v => (v[1] === 0 ? `no ${a1}` : `${fixed(v[0] / v[1], 1)} to 1`);
-    ratio.textContent = `${a0} to ${a1}: lookup ${r(X[f])}, simple ${r(raw.outputs[f])}, ` +
-      `wired ${r(wired.outputs[f])}`;
+    text(ratio, `${a0} to ${a1}: lookup ${r(X[f])}, simple ${r(raw.outputs[f])}, ` +
+      `wired ${r(wired.outputs[f])}`);
   }
 
   function update() {
@@ -111,8 +119,8 @@ function buildModule2(ctx) {
       ? `d_k = ${n}: every score is divided by \u221a${n} = ${fixed(Math.sqrt(n))} before softmax.`
       : `d_k = ${n}: the scores go into softmax undivided.`;
     const simple = tokens.map((t, i) => largest(raw.weights[i], tokens));
-    looks.replaceChildren(...tokens.map((t, i) =>
-      h("li", {}, `${named(tokens, i)}: ${simple[i]} \u2192 ${largest(wired.weights[i], tokens)}`)));
+    listItems(looks, tokens.map((t, i) =>
+      `${named(tokens, i)}: ${simple[i]} \u2192 ${largest(wired.weights[i], tokens)}`));
     updateLives();
   }
   return {section, rebuild, update, updateFollow: updateLives, showWiring};
