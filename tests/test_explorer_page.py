@@ -171,3 +171,15 @@ def test_real_out_writes_the_page_with_the_runs_real_computed(tmp_path, capsys):
     for run in runs[1:]:
         assert np.array_equal(np.array(run["attentions"]), model.run(run["sentence"]).attentions)
     assert "float32" in data["real"]["source"]
+
+
+def test_browser_tests_fail_under_ci_when_chromium_is_missing(monkeypatch):
+    import browser
+
+    monkeypatch.setattr(browser.shutil, "which", lambda name: None)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="chromium"):
+        browser.require_browser()
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="chromium"):
+        browser.require_browser()
