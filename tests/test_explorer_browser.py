@@ -380,3 +380,26 @@ def test_screenshots_render_without_errors_at_desktop_and_phone_width(browser, p
         if os.environ.get("UPDATE_DOCS") == "1":
             shutil.copy(tmp_path / name, docs / name)
         assert png_size(docs / name) == (width, height)
+
+
+def test_a_causal_model_from_real_out(browser, tmp_path):
+    """`real --model FOLDER --out DIR` with a tiny random GPT-2 (2 layers x 4 heads, causal):
+    the page offers its layers and heads, and no token looks ahead."""
+    pytest.importorskip("transformers")
+    from test_real_gpt2 import build_gpt2
+
+    folder = tmp_path / "gpt2"
+    build_gpt2(folder, n_layer=2, n_head=4)
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert cli.main(["real", "a boat by the bank", "--model", str(folder), "--out",
+                         str(tmp_path / "out")]) == 0
+    opened = open_page(browser, tmp_path / "out" / "explorer.html")
+    page = opened.page
+    assert page.eval_on_selector_all("#real-layer option", "os => os.length") == 2
+    assert page.eval_on_selector_all("#real-head option", "os => os.length") == 4
+    page.select_option("#real-layer", "1")
+    page.select_option("#real-head", "3")
+    rows = cells(page, "#real-0-matrix")
+    assert len(rows) == len(rows[0]) > 3 and rows[-1][-1] != "0.000"
+    assert all(text == "0.000" for i, row in enumerate(rows) for text in row[i + 1:])
+    assert not opened.errors
