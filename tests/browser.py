@@ -1,4 +1,6 @@
-"""Headless Chromium for the page tests: Debian's `chromium`, driven by Playwright.
+"""Headless Chromium for the page tests: Debian's `chromium`, driven by Playwright, and what
+the tests share (reading the page's tables as text; the fixtures `browser` and `page_file`
+are in conftest.py).
 
 Playwright's own browser download does not work offline, so the tests launch the system's
 chromium. Without it (or without playwright) a test is skipped on a developer's machine and
@@ -55,3 +57,19 @@ def open_page(browser, path, width=1280, height=800):  # Path -> Opened
     page.on("pageerror", lambda e: opened.errors.append(str(e)))
     page.goto(path.resolve().as_uri())
     return opened
+
+
+def shown(x):  # what the page prints for a number: Python's 3 decimals, and no "-0.000"
+    text = f"{x:.3f}"
+    return "0.000" if float(text) == 0 else text
+
+
+def shown_matrix(M, mask=None):
+    return [["\u2013" if mask is not None and not mask[i][j] else shown(v)
+             for j, v in enumerate(row)] for i, row in enumerate(M)]
+
+
+def cells(page, table):  # the text of every number cell of one of the page's tables
+    return page.eval_on_selector_all(
+        f"{table} tbody tr", "rows => rows.map(r => [...r.querySelectorAll('td')]"
+                             ".map(td => td.textContent))")
