@@ -2,11 +2,11 @@
 
 import json
 import re
-import shutil
 import subprocess
 
 import numpy as np
 import pytest
+from browser import require_browser
 
 from attention_workshop.figures.head_view import head_view_html
 
@@ -38,14 +38,14 @@ def test_self_contained_and_tokens_cannot_break_out():
     assert "<title>&lt;b&gt;&amp;</title>" in page
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
 def test_a_browser_draws_one_line_per_visible_weight(tmp_path):
+    chromium = require_browser()  # skipped without chromium, but a failure under CI=true
     w = weights(L=2, H=3, T=4)
     w[0, 1, 2] = [0.005, 0.005, 0.49, 0.5]  # two weights under 0.01 are not drawn
     page = tmp_path / "view.html"
     page.write_text(head_view_html("t", ["a", "b", "c", "d"], w, start_layer=0))
     dom = subprocess.run(
-        ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", page.as_uri()],
         capture_output=True, text=True, timeout=60, check=True).stdout

@@ -6,7 +6,7 @@ const TOP_HEADS = 3;
 const NUMBERS_UP_TO = 10;  // tokens; past this the cells show colour, numbers on hover or focus
 
 // The `count` heads where token `from` puts most weight on token `to`; ties keep layer, then head
-// order (as real/heads.py's heads_toward). Returns [[layer, head, weight], ...].
+// order (as real/head_search.py's heads_toward). Returns [[layer, head, weight], ...].
 function headsToward(attentions, from, to, count = TOP_HEADS) {
   const found = [];
   attentions.forEach((layer, l) => layer.forEach((head, hd) => found.push([l, hd, head[from][to]])));
