@@ -26,7 +26,7 @@ def as_json(ex, word=None):  # -> dict of plain lists of floats (json.dumps keep
            "wired": {k: ex.wired[k].tolist()
                      for k in ("queries", "keys", "scores", "weights", "outputs")}}
     opt = ex.options
-    if opt != type(opt)():  # the switches differ from Module 2's head: say which
+    if not opt.scale or opt.causal or opt.w_v is not None:  # not Module 2's head: say how
         doc["settings"] = {"scale": opt.scale, "causal": opt.causal,
                            "w_v": "identity" if opt.w_v is None else opt.w_v.source}
     if opt.w_v is not None:
