@@ -30,8 +30,7 @@ import importlib
 # Exported names, imported on first use so that building the command line (`--help`, and
 # views.py's registry) does not import numpy.
 _EXPORTS = {"explore": ".compute", "Exploration": ".compute", "Options": ".compute",
-            "lookup": ".compute",
-            "positions": ".compute", "slow_motion": ".compute"}
+            "lookup": ".compute", "positions": ".compute", "slow_motion": ".compute"}
 __all__ = list(_EXPORTS)
 
 
