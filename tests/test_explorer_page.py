@@ -183,3 +183,11 @@ def test_browser_tests_fail_under_ci_when_chromium_is_missing(monkeypatch):
     monkeypatch.delenv("CI")
     with pytest.raises(pytest.skip.Exception, match="chromium"):
         browser.require_browser()
+
+
+def test_run_says_where_the_page_is(tmp_path, capsys):
+    assert cli.main(["run", "--no-real", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"wrote {tmp_path / 'explorer.html'}" in out
+    assert f"open {tmp_path / 'explorer.html'} in a browser" in out
+    assert embedded((tmp_path / "explorer.html").read_text())["real"] is None

@@ -21,7 +21,10 @@ def add_arguments(parser):
 def main(args):
     from attention_workshop.workshop import run_workshop
 
-    run_workshop(args.out, figures=not args.no_figures, real=not args.no_real)
+    written = run_workshop(args.out, figures=not args.no_figures, real=not args.no_real)
+    page = [p for p in written if p.name == "explorer.html"]
+    if page:
+        print(f"open {page[0]} in a browser to move W_Q and W_K yourself")
     print('next: attention-workshop explore "the money bank" --word bank, '
           "or attention-workshop quiz 1")
     return 0
