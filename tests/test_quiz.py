@@ -120,11 +120,11 @@ def test_answers_file_some_wrong_and_missing(tmp_path, capsys):
 
 @pytest.mark.parametrize("module", MODULES)
 def test_lesson_rounding_is_accepted(module, tmp_path, capsys):
-    """Each numeric answer typed at 1 decimal, at the lesson's decimals, as a percent, and
-    one unit off in the lesson's last decimal: all right. Two units off: wrong."""
+    """Each numeric answer typed at the lesson's decimals, finer, as a percent, and one unit
+    off in the lesson's last decimal: all right. Two units off: wrong."""
     _, qs = load(module)
     numeric = {n: q for n, q in enumerate(qs, 1) if not q.choices}
-    forms = [lambda q: f"{q.answer:.1f}", lambda q: f"{q.answer:.{q.decimals}f}",
+    forms = [lambda q: f"{q.answer:.{q.decimals + 2}f}", lambda q: f"{q.answer:.{q.decimals}f}",
              lambda q: f"{100 * q.answer:.{max(q.decimals - 2, 0)}f}%",
              lambda q: f"{q.answer + 10.0**-q.decimals:.{q.decimals}f}" if q.decimals
              else f"{q.answer:.0f}"]  # whole numbers must be exact

@@ -5,7 +5,7 @@
 
 import textwrap
 
-from attention_workshop.quiz.engine import is_right, read_answer
+from attention_workshop.quiz.engine import grade, precision, read_answer
 
 WRAP = 88
 
@@ -21,13 +21,17 @@ def question_lines(number, total, question):
 
 
 def verdict_lines(question, typed):  # typed: the learner's text, or None when unanswered
-    """Example: ['  right: 0.498 (you: 0.5)', '  why: ...']."""
+    """Example: ['  right: 0.498 (you: 49.8%)', '  why: ...'], or for "0.5":
+    ['  close: give three decimals; the answer is 0.498 (you: 0.5)', '  why: ...']."""
     if typed is None:
         head = f"  no answer; the answer is {question.shown_answer}"
     else:
         try:
-            ok = is_right(question, read_answer(question, typed))
-            head = f"  {'right' if ok else 'wrong'}: {question.shown_answer} (you: {typed})"
+            verdict = grade(question, read_answer(question, typed))
+            head = f"  {verdict}: {question.shown_answer} (you: {typed})"
+            if verdict == "close":
+                head = (f"  close: give {precision(question.decimals)}; the answer is "
+                        f"{question.shown_answer} (you: {typed})")
         except ValueError as exc:
             head = f"  wrong: {question.shown_answer} (you: {typed}; {exc})"
     why = textwrap.wrap(f"why: {question.explanation}", WRAP, initial_indent="  ",
@@ -37,7 +41,7 @@ def verdict_lines(question, typed):  # typed: the learner's text, or None when u
 
 def right(question, typed):
     try:
-        return typed is not None and is_right(question, read_answer(question, typed))
+        return typed is not None and grade(question, read_answer(question, typed)) == "right"
     except ValueError:
         return False
 
@@ -49,8 +53,9 @@ def score_line(label, got, total):
 def interactive(quizzes, say=print, ask=None):  # quizzes: [(module, title, questions)]
     """Ask every question; after each answer show whether it is right, and why."""
     ask = ask or input  # looked up per call, so a replaced input() is the one used
-    say("Answer with a number (0.5 or 0.498 both count when the lesson prints 0.498) or a")
-    say("letter. An empty answer skips the question; Ctrl-D stops the quiz.")
+    say("Answer with a number to the lesson's decimals (0.498 or 49.8% when the lesson prints")
+    say("0.498; 0.5 is only close) or a letter. An empty answer skips the question; Ctrl-D")
+    say("stops the quiz.")
     got = total = 0
     for module, title, questions in quizzes:
         say("")
