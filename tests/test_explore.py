@@ -52,9 +52,11 @@ def test_lesson_numbers_for_the_river_bank():
 def test_json_command_full_precision(sentence, capsys):
     assert cli.main(["explore", sentence, "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert set(doc) == {"tokens", "raw", "wired"}
-    assert set(doc["raw"]) == {"scores", "weights", "outputs"}
-    assert set(doc["wired"]) == {"queries", "keys", "scores", "weights", "outputs"}
+    # The original document, unchanged, and the fields added beside it.
+    assert list(doc)[:3] == ["tokens", "raw", "wired"]
+    assert set(doc) == {"tokens", "raw", "wired", "sentence", "table", "notes", "claims"}
+    assert set(doc["raw"]) == {"scores", "weights", "outputs", "looks_most"}
+    assert set(doc["wired"]) == {"queries", "keys", "scores", "weights", "outputs", "looks_most"}
     assert_close(doc, ref_heads([EMBED[w] for w in sentence.split()]))
     # Full precision: the printed floats are the computed floats, bit for bit.
     assert doc["raw"]["weights"] == explore(sentence).raw["weights"].tolist()
@@ -75,20 +77,47 @@ def test_slow_motion_rows_sum_to_the_output(words, data):
 
 
 def test_slow_motion_text_for_the_money_bank(capsys):
-    """Module 1's exercise: bank's recipe over the, money, bank applied to X_money."""
+    """Module 1's exercise: bank's recipe over the, money, bank applied to X_money, each term
+    from the printed numbers, as a learner rebuilds it by hand (the lesson's way)."""
     assert cli.main(["explore", "the money bank", "--word", "bank"]) == 0
     lines = capsys.readouterr().out.splitlines()
     rows = [EMBED[w] for w in ("the", "money", "bank")]
     ref = ref_heads(rows)
     for head in ("raw", "wired"):
-        recipe = ref[head]["weights"][2]
+        recipe = [round(w, 3) for w in ref[head]["weights"][2]]  # as printed
         start = next(i for i, line in enumerate(lines) if line.startswith(f"  slow motion, {head}"))
+        terms = []
         for k, word in enumerate(("the", "money", "bank")):
-            cells = [f"{recipe[k] * v:.3f}" for v in rows[k]]
-            assert lines[start + 3 + k].split() == [f"{recipe[k]:.3f}", "x", word, *cells]
-        total = [f"{v:.3f}" for v in ref[head]["outputs"][2]]
-        assert lines[start + 6].split() == ["=", "bank's", "output", *total]
+            products = [recipe[k] * v for v in rows[k]]
+            terms.append(products)
+            cells = lines[start + 3 + k].split()
+            assert cells[:3] == [f"{recipe[k]:.3f}", "x", word]
+            assert all(abs(float(c) - p) <= 5e-4 + 1e-12 for c, p in zip(cells[3:], products,
+                                                                           strict=True))
+        sums = [float(c) for c in lines[start + 6].split()[-4:]]
+        shown = [[float(c) for c in lines[start + 3 + k].split()[3:]] for k in range(3)]
+        assert sums == pytest.approx([sum(col) for col in zip(*shown, strict=True)], abs=1e-12)
+        exact = [f"{v:.3f}" for v in ref[head]["outputs"][2]]
+        if [f"{v:.3f}" for v in sums] == exact:
+            assert lines[start + 6].split()[:3] == ["=", "bank's", "output"]
+        else:  # the rounded weights drift: the full-precision output follows, named as such
+            assert lines[start + 6].split()[:3] == ["=", "column", "sums"]
+            assert lines[start + 7].startswith("    bank's output at full precision: water=")
     assert f"{ref['raw']['outputs'][2][1]:.3f}" == "0.409"  # the lesson's money column sum
+
+
+def test_slow_motion_of_the_river_bank_as_the_lesson_rebuilds_it(capsys):
+    """The lesson's hand arithmetic: 0.317 x 0.9 = 0.285 (not the unrounded weight's 0.286),
+    so the water column adds to 0.434 beside bank's full-precision 0.435."""
+    assert cli.main(["explore", "the river bank", "--word", "bank"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    start = lines.index("  slow motion, raw head: bank's recipe [0.185, 0.317, 0.498] over "
+                        "the, river, bank")
+    assert lines[start + 4].split() == ["0.317", "x", "river", "0.285", "0.000", "0.095",
+                                        "0.000"]
+    assert lines[start + 6].split() == ["=", "column", "sums", "0.434", "0.149", "0.543",
+                                        "0.185"]
+    assert "water=0.435" in lines[start + 7]
 
 
 def test_raw_and_wired_tables_share_lines_when_short(capsys):

@@ -23,7 +23,8 @@ def run_json(argv, capsys):
 @pytest.mark.parametrize("name", ["bat.toml", "bat.json"])
 def test_example_table_files(name, capsys):
     rows = {"the": [0, 0, 0, 1.0], "cave": [0.8, 0, 0.3, 0], "bat": [0.3, 0.3, 0.9, 0]}
-    doc = run_json(["explore", "the cave bat", "--table", str(EXAMPLES / name)], capsys)
+    doc = run_json(["explore", "the cave bat", "--table", str(EXAMPLES / name),
+                    "--replace-table"], capsys)
     assert_close(doc, ref_heads([rows[w] for w in ("the", "cave", "bat")]))
 
 
@@ -40,7 +41,7 @@ def test_three_axis_table_with_json_wiring(tmp_path, capsys):
     wq, wk = [[1, 0], [0, 2], [0.5, 0.5]], [[0, 1], [1, 0], [1, 1]]
     (tmp_path / "q.json").write_text(json.dumps({"matrix": wq, "channels": ["a", "b"]}))
     (tmp_path / "k.json").write_text(json.dumps({"matrix": wk}))
-    argv = ["explore", "up down up", "--table", str(tmp_path / "t.toml"),
+    argv = ["explore", "up down up", "--table", str(tmp_path / "t.toml"), "--replace-table",
             "--wq", str(tmp_path / "q.json"), "--wk", str(tmp_path / "k.json")]
     doc = run_json(argv, capsys)
     rows = {"up": [1, 0, 0.5], "down": [0, 1, 0.5]}
@@ -87,8 +88,16 @@ CASES = {
         p, "t.json", '{"words": {"bank": [0.3, Infinity, 0.9, 0]}}')], ["inf", "finite"]),
     "axes count": (lambda p: ["explore", "bank", "--table", bad(
         p, "t.toml", 'axes = ["a"]\n' + TABLE_OK)], ["axes must list 4 names"]),
-    "3-axis table, built-in wiring": (lambda p: ["explore", "up", "--table", bad(
-        p, "t.toml", "[words]\nup = [1, 0, 0]\n")], ["W_Q (built-in) has 4 rows", "--wq"]),
+    "3-axis table, built-in wiring": (lambda p: ["explore", "up", "--replace-table", "--table",
+                                                 bad(p, "t.toml", "[words]\nup = [1, 0, 0]\n")],
+                                      ["W_Q (built-in) has 4 rows", "--wq"]),
+    "3-axis table added to the built-in": (lambda p: ["explore", "up", "--table", bad(
+        p, "t.toml", "[words]\nup = [1, 0, 0]\n")], ["3 columns", "--replace-table"]),
+    "other axes added to the built-in": (lambda p: ["explore", "up", "--table", bad(
+        p, "t.toml", 'axes = ["a", "b", "c", "d"]\n[words]\nup = [1, 0, 0, 0]\n')],
+        ["axes a, b, c, d", "water, money, place, filler", "--replace-table"]),
+    "replace without a table": (lambda p: ["explore", "bank", "--replace-table"],
+                                ["--replace-table needs --table FILE"]),
     "wiring rows": (lambda p: ["explore", "bank", "--wq", bad(p, "q.toml", "matrix = [[1]]\n")],
                     ["has 1 rows but the table has 4 axes"]),
     "wiring widths differ": (lambda p: ["explore", "bank", "--wq", bad(p, "q.toml", WIRE_OK)],

@@ -4,6 +4,8 @@ Lessons cite the log by line number, so `Log.expect_line` pins each cited block
 to its line: a change that shifts a citation fails loudly instead of silently.
 """
 
+from decimal import ROUND_HALF_UP, Decimal
+
 
 class Log:
     """An in-memory list of lines; `text()` is what gets written to results.log."""
@@ -55,3 +57,15 @@ def matrix_lines(row_labels, col_labels, matrix, indent=4, label_width=7, width=
 def named_vector(axes, vector, decimals=3):
     """Example: named_vector(("water", "money"), [0.435, 0.149]) -> 'water=0.435  money=0.149'."""
     return "  ".join(f"{a}={v:.{decimals}f}" for a, v in zip(axes, vector, strict=True))
+
+
+def shown(value, decimals=3):  # float -> Decimal, exactly the number printed
+    """Example: shown(0.31735) -> Decimal('0.317'), what f"{0.31735:.3f}" prints."""
+    return Decimal(f"{value:.{decimals}f}")
+
+
+def shown_product(a, b, decimals=3):  # two printed numbers (Decimal) -> their product, printed
+    """A product computed from the factors as printed, so "a x b = c" holds as printed.
+    Example: shown_product(shown(0.31735), shown(0.9, 1)) -> Decimal('0.285') (0.317 x 0.9 =
+    0.2853), where the unrounded 0.31735 x 0.9 would print 0.286."""
+    return (Decimal(a) * Decimal(b)).quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP)

@@ -11,7 +11,11 @@ def add_arguments(parser):
     parser.add_argument("sentence", metavar="SENTENCE",
                         help='words from the embedding table, e.g. "the river bank"')
     parser.add_argument("--table", metavar="FILE",
-                        help="your own embedding table (.toml or .json; see docs/explore.md)")
+                        help="your own words (.toml or .json; see docs/explore.md), added to the "
+                             "built-in table; a word it already has takes your row")
+    parser.add_argument("--replace-table", action="store_true",
+                        help="use --table's words alone, instead of adding them to the built-in "
+                             "ones (needed for a table with other axes)")
     parser.add_argument("--wq", metavar="FILE", help="your own W_Q wiring (.toml or .json)")
     parser.add_argument("--wk", metavar="FILE", help="your own W_K wiring (.toml or .json)")
     parser.add_argument("--wv", metavar="FILE",
@@ -34,7 +38,11 @@ def main(args):
     from attention_workshop.explore.tables import load_table, load_wiring
     from attention_workshop.explore.views import render
 
-    table = load_table(args.table) if args.table else None
+    if args.replace_table and not args.table:
+        from attention_workshop.errors import WorkshopError
+
+        raise WorkshopError("--replace-table needs --table FILE: the table to use instead")
+    table = load_table(args.table, replace=args.replace_table) if args.table else None
     w_q = load_wiring(args.wq, "W_Q") if args.wq else None
     w_k = load_wiring(args.wk, "W_K") if args.wk else None
     w_v = load_wiring(args.wv, "W_V") if args.wv else None

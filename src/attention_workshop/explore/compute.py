@@ -7,6 +7,7 @@ page's switches) change the wired head only: no division, a causal mask, a W_V.
 """
 
 import difflib
+import string
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,18 +39,33 @@ class Exploration:
     channels: tuple
     sources: tuple = ("built-in", "built-in", "built-in")  # table, W_Q, W_K
     options: Options = Options()
+    typed: str = ""  # the sentence as given, before capitals and punctuation were dropped
+    w_k: np.ndarray | None = None  # [d_model, d_k] the wiring the keys came from
+    table: object = None  # the Table the rows came from (tables.Table)
 
     def _repr_html_(self):  # a notebook shows tables; a terminal keeps the plain repr
         from attention_workshop.notebook_html import exploration_html
         return exploration_html(self)
 
 
+def words_of(sentence, table):  # str, Table -> list[str]
+    """Lower-case words; punctuation around a word is dropped unless the table holds the word
+    with it. Example: words_of("The River, bank.", builtin_table()) -> [the, river, bank]."""
+    words = []
+    for word in tokenize(sentence):
+        if word not in table.words:
+            word = word.strip(string.punctuation)
+        if word:
+            words.append(word)
+    return words
+
+
 def lookup(sentence, table):  # str, Table -> (list[str], [T, d_model])
     """Split the sentence and stack its rows, or raise one WorkshopError line.
 
-    Example: lookup("the river bank", builtin_table()) -> (["the", "river", "bank"], X [3, 4]).
+    Example: lookup("The river bank.", builtin_table()) -> (["the", "river", "bank"], X [3, 4]).
     """
-    tokens = tokenize(sentence)
+    tokens = words_of(sentence, table)
     if not tokens:
         raise WorkshopError('the sentence is empty; give some words, e.g. "the river bank"')
     unknown = [w for w in dict.fromkeys(tokens) if w not in table.words]
@@ -133,12 +149,14 @@ def explore(sentence, table=None, w_q=None, w_k=None, options=None):  # -> Explo
                             "use table and wiring entries of a sensible size, e.g. within +-1000")
     channels = w_q.channels if w_q.source != "built-in" else w_k.channels
     sources = (table.source, w_q.source, w_k.source)
-    return Exploration(tokens, X, raw, wired, table.axes, channels, sources, options)
+    return Exploration(tokens, X, raw, wired, table.axes, channels, sources, options,
+                       typed=sentence, w_k=w_k.matrix, table=table)
 
 
 def positions(tokens, word):  # -> list[int]
-    """Where `word` occurs. Example: positions(["the", "bank", "by", "the"], "the") -> [0, 3]."""
-    found = [i for i, t in enumerate(tokens) if t == word.lower()]
+    """Where `word` occurs. Example: positions(["the", "bank", "by", "the"], "The") -> [0, 3]."""
+    wanted = {word.lower(), word.lower().strip(string.punctuation)}
+    found = [i for i, t in enumerate(tokens) if t in wanted]
     if not found:
         raise WorkshopError(f"--word '{word}' is not in the sentence; choose one of: "
                             f"{', '.join(dict.fromkeys(tokens))}")

@@ -1,16 +1,22 @@
 """The JSON view (`explore --format json`): every number at full precision, one matrix row a line.
 
-    {"tokens": [...], "raw": {"scores", "weights", "outputs"},
-     "wired": {"queries", "keys", "scores", "weights", "outputs"}}
+    {"tokens": [...], "raw": {"scores", "weights", "outputs", "looks_most"},
+     "wired": {"queries", "keys", "scores", "weights", "outputs", "looks_most"},
+     "sentence": as typed, "table": {"source", "added", "changed"},
+     "notes": {"rows", "queries_keys", "raw": {...}, "wired": {...}}, "claims": [...]}
 
-With `--word`, each head also gets "slow_motion": one entry per occurrence of the word.
+The first three keys are the original document; the others were added beside them. With
+`--word`, each head also gets "slow_motion": one entry per occurrence of the word.
 With --no-scale, --causal or --wv, the document also gets "settings": {"scale", "causal",
 "w_v"} (W_V's source, or "identity"), and with --wv "wired" gets "values" (V = X @ W_V).
 """
 
 import json
 
+from attention_workshop.explore.claims import CLAIMS, check
 from attention_workshop.explore.compute import ingredients, positions, slow_motion
+from attention_workshop.explore.notes import notes
+from attention_workshop.explore.ties import looks
 
 
 def render(ex, word=None):  # Exploration, str | None -> str
@@ -31,10 +37,29 @@ def as_json(ex, word=None):  # -> dict of plain lists of floats (json.dumps keep
                            "w_v": "identity" if opt.w_v is None else opt.w_v.source}
     if opt.w_v is not None:
         doc["wired"]["values"] = ex.wired["values"].tolist()
+    for head in ("raw", "wired"):
+        doc[head]["looks_most"] = [_look_doc(ex, head, look) for look in looks(ex, head)]
+    table = ex.table
+    broken = {b.claim: b.why for b in check(ex)}
+    doc |= {"sentence": ex.typed or " ".join(ex.tokens),
+            "table": {"source": ex.sources[0], "added": list(getattr(table, "added", ())),
+                      "changed": list(getattr(table, "replaced", ()))},
+            "notes": notes(ex),
+            "claims": [{"claim": c, "holds": c not in broken, "why": broken.get(c)}
+                       for c in CLAIMS]}
     if word is not None:
         for head in ("raw", "wired"):
             doc[head]["slow_motion"] = [_blend_doc(ex, head, i) for i in positions(ex.tokens, word)]
     return doc
+
+
+def _look_doc(ex, head, look):  # ties.Look -> {"word", "position", "top": [...], "reason"}
+    """Every word tied (at three decimals) for `look`'s largest share, with its exact weight."""
+    weights = getattr(ex, head)["weights"][look.position]  # [T]
+    return {"word": look.word, "position": look.position,
+            "top": [{"word": ex.tokens[j], "position": j, "weight": float(weights[j])}
+                    for j in look.top],
+            "reason": look.reason}
 
 
 def _blend_doc(ex, head, i):

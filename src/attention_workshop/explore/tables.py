@@ -13,6 +13,9 @@ Wiring file, one per matrix (rows = the table's axes, columns = channels):
     channels = ["topic", "place"]                  # optional: one name per column
     matrix = [[0.0, 0.0], [0.0, 0.0], [2.0, 0.0], [0.0, 1.5]]
 
+A table file adds its words to the built-in 20 (a word already there gets the file's row);
+with replace=True (`--replace-table`) the file's words are the whole table.
+
 The file is read through attention_workshop.userfiles (a regular file, at most 4 MB, UTF-8,
 shallow, every number finite); then every problem with its shape is one line in the same
 wording, `cannot read table file 'FILE': ...; see docs/explore.md`.
@@ -37,6 +40,8 @@ class Table:
     words: dict  # str -> [d_model]
     axes: tuple
     source: str = "built-in"
+    added: tuple = ()  # words a file added to the built-in table
+    replaced: tuple = ()  # built-in words whose row a file changed
 
 
 @dataclass(frozen=True)
@@ -56,8 +61,11 @@ def builtin_wiring():  # -> (W_Q, W_K)
     return Wiring(W_Q_WIRED, CHANNELS), Wiring(W_K_WIRED, CHANNELS)
 
 
-def load_table(path):  # -> Table
-    """Read a table file. Example: `[words] the = [0, 0, 0, 1]` -> Table with axes axis1..axis4."""
+def load_table(path, replace=False):  # -> Table
+    """Read a table file: its words added to the built-in table, or (replace=True) alone.
+
+    Example: `[words] heron = [0.8, 0, 0.4, 0]` -> the built-in 20 words and heron.
+    """
     what = "table file"
     doc = read_data(path, what, HELP)
     words = doc.get("words")
@@ -73,7 +81,23 @@ def load_table(path):  # -> Table
         rows[key] = _row(values, what, path, f"word '{printable(word, 40)}'")
     width = _same_width(rows, what, path)
     axes = _names(doc.get("axes"), width, "axes", what, path)
-    return Table(rows, axes, str(path))
+    if replace:
+        return Table(rows, axes, str(path))
+    return _added_to_builtin(rows, axes, doc.get("axes") is not None, what, path)
+
+
+def _added_to_builtin(rows, axes, named, what, path):  # -> Table
+    """The built-in table with the file's rows added (or, for a word it has, in its place)."""
+    width = len(next(iter(rows.values())))
+    if width != len(AXES) or (named and tuple(axes) != AXES):
+        have = f"axes {', '.join(axes)}" if named else f"{width} columns"
+        raise refuse(what, path, f"its {have} are not the built-in table's "
+                     f"({', '.join(AXES)}), so its words cannot join the built-in ones",
+                     "add --replace-table to use your table alone")
+    words = dict(EMBED) | rows
+    return Table(words, AXES, f"built-in + {path}",
+                 added=tuple(w for w in rows if w not in EMBED),
+                 replaced=tuple(w for w in rows if w in EMBED))
 
 
 def load_wiring(path, name):  # name: "W_Q" | "W_K" | "W_V" -> Wiring

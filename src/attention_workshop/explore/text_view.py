@@ -5,10 +5,14 @@ Two tables share a line when both fit in WIDTH columns (short sentences);
 longer sentences print the raw table, then the wired one, so nothing wraps.
 """
 
-import numpy as np
+import textwrap
 
-from attention_workshop.explore.compute import ingredients, positions, slow_motion
-from attention_workshop.report import fmt_list, matrix_lines
+from attention_workshop.explore.claims import SELF_MATCH, check, table_losers
+from attention_workshop.explore.compute import positions
+from attention_workshop.explore.notes import notes
+from attention_workshop.explore.slow_text import blend_lines
+from attention_workshop.explore.ties import looks, names
+from attention_workshop.report import matrix_lines
 
 WIDTH = 100  # widest line that puts two tables side by side
 GAP = 4  # spaces between side-by-side tables
@@ -38,36 +42,59 @@ def table(title, rows, cols, matrix):  # -> lines: a title at indent 2, the matr
     return [f"  {title}", *matrix_lines(rows, cols, matrix, label_width=label_width, width=width)]
 
 
-def text_lines(ex, word=None):  # Exploration -> list of lines
-    """Everything, in reading order: input rows, queries and keys, scores, weights, outputs."""
+def noted(text, label="notice"):  # one note, wrapped to WIDTH under its table
+    return textwrap.wrap(f"{label}: {text}", WIDTH, initial_indent="  ",
+                         subsequent_indent="      ")
+
+
+def pair(left, right, note):  # two side-by-side tables, then a note on each
+    """Example: the raw and wired score tables, then 'notice, raw head: ...' and 'wired ...'."""
+    return [*side_by_side(left, right), *noted(note[0], "notice, raw head"),
+            *noted(note[1], "notice, wired head")]
+
+
+def header(ex):
     T, d_k = len(ex.tokens), ex.wired["queries"].shape[1]
     sentence = " ".join(ex.tokens)
-    lines = [f'explore "{sentence}" ({T} word{"s" * (T != 1)})',
-             f"  table: {ex.sources[0]} (axes: {', '.join(ex.axes)})",
-             f"  wiring: W_Q {ex.sources[1]}, W_K {ex.sources[2]} "
-             f"(channels: {', '.join(ex.channels)}; d_k = {d_k})"]
-    lines += switches_line(ex)
-    lines += table("rows of X (the lookup: the same row in every sentence):",
-                   ex.tokens, ex.axes, ex.X)
+    typed = " ".join(ex.typed.split())
+    read = f'; read from "{typed}"' if typed and typed != sentence else ""
+    table = ex.table
+    changes = [f"{label}: {', '.join(words)}" for label, words in (
+        ("added", getattr(table, "added", ())), ("changed", getattr(table, "replaced", ())))
+               if words]
+    more = f"; {'; '.join(changes)}" if changes else ""
+    return [f'explore "{sentence}" ({T} word{"s" * (T != 1)}{read})',
+            f"  table: {ex.sources[0]} (axes: {', '.join(ex.axes)}{more})",
+            f"  wiring: W_Q {ex.sources[1]}, W_K {ex.sources[2]} "
+            f"(channels: {', '.join(ex.channels)}; d_k = {d_k})", *switches_line(ex)]
+
+
+def text_lines(ex, word=None):  # Exploration -> list of lines
+    """Everything, in reading order: input rows, queries and keys, scores, weights, outputs,
+    each with a line on what to notice; where each word looks most; any broken lesson claim."""
+    d_k = ex.wired["queries"].shape[1]
+    note, toks = notes(ex), ex.tokens
+    lines = header(ex)
+    lines += table("rows of X (the lookup: the same row in every sentence):", toks, ex.axes,
+                   ex.X)
+    lines += noted(note["rows"])
     if ex.options.w_v is not None:
-        lines += table("wired head: values V = X @ W_V", ex.tokens, ex.axes, ex.wired["values"])
-    lines += side_by_side(table("wired head: queries Q = X @ W_Q", ex.tokens, ex.channels,
+        lines += table("wired head: values V = X @ W_V", toks, ex.axes, ex.wired["values"])
+    lines += side_by_side(table("wired head: queries Q = X @ W_Q", toks, ex.channels,
                                 ex.wired["queries"]),
-                          table("keys K = X @ W_K", ex.tokens, ex.channels, ex.wired["keys"]))
-    lines += side_by_side(table("raw head: scores X @ X.T", ex.tokens, ex.tokens,
-                                ex.raw["scores"]),
-                          table("wired head: scores Q @ K.T", ex.tokens, ex.tokens,
-                                ex.wired["scores"]))
-    lines += side_by_side(table("raw head: weights (each row softmaxed)", ex.tokens, ex.tokens,
-                                ex.raw["weights"]),
-                          table(weights_title(ex, d_k), ex.tokens, ex.tokens,
-                                ex.wired["weights"]))
-    lines += side_by_side(table("raw head: outputs (weights @ X)", ex.tokens, ex.axes,
-                                ex.raw["outputs"]),
-                          table("wired head: outputs (weights @ "
-                                f"{'X' if ex.options.w_v is None else 'V'})", ex.tokens,
-                                ex.axes, ex.wired["outputs"]))
+                          table("keys K = X @ W_K", toks, ex.channels, ex.wired["keys"]))
+    lines += noted(note["queries_keys"])
+    blend = "X" if ex.options.w_v is None else "V"
+    for part, raw_title, wired_title, cols in (
+            ("scores", "raw head: scores X @ X.T", "wired head: scores Q @ K.T", toks),
+            ("weights", "raw head: weights (each row softmaxed)", weights_title(ex, d_k), toks),
+            ("outputs", "raw head: outputs (weights @ X)",
+             f"wired head: outputs (weights @ {blend})", ex.axes)):
+        lines += pair(table(raw_title, toks, cols, ex.raw[part]),
+                      table(wired_title, toks, cols, ex.wired[part]),
+                      (note["raw"][part], note["wired"][part]))
     lines += largest_shares(ex)
+    lines += claim_lines(ex)
     if word is not None:
         for i in positions(ex.tokens, word):
             lines += blend_lines(ex, "raw", i) + blend_lines(ex, "wired", i)
@@ -90,26 +117,37 @@ def weights_title(ex, d_k):
 
 
 def largest_shares(ex):
-    """Example line: '    bank     bank 0.498 -> river 0.500'."""
-    lines = ["  where each word looks most, raw head -> wired head:"]
+    """Example line: '    bank     bank 0.498 -> river 0.500'; a tie lists every tied word
+    ('river, money 0.333') and says why on the next line when the numbers say."""
+    lines = ["  where each word looks most, raw head -> wired head (ties listed together):"]
     label_width = max(7, *(len(t) + 1 for t in ex.tokens))
-    for i, token in enumerate(ex.tokens):
-        tops = [(ex.tokens[int(np.argmax(w[i]))], w[i].max())
-                for w in (ex.raw["weights"], ex.wired["weights"])]
-        (raw_top, raw_w), (wired_top, wired_w) = tops
-        lines.append(f"    {token:<{label_width}} {raw_top} {raw_w:.3f} -> "
-                     f"{wired_top} {wired_w:.3f}")
+    def tops(look):  # "river, money", or "all 7 words" for a flat row
+        T = len(ex.tokens)
+        return f"all {T} words" if len(look.top) == T > 2 else names(ex.tokens, look.top)
+
+    for raw, wired in zip(looks(ex, "raw"), looks(ex, "wired"), strict=True):
+        lines.append(f"    {raw.word:<{label_width}} {tops(raw)} {raw.weight:.3f} -> "
+                     f"{tops(wired)} {wired.weight:.3f}")
+        for head, look in (("raw", raw), ("wired", wired)):
+            if look.reason:
+                lines += textwrap.wrap(f"{head} tie: {look.reason}", WIDTH,
+                                       initial_indent="      ", subsequent_indent="        ")
     return lines
 
 
-def blend_lines(ex, head, i):  # one word's slow-motion table under one head
-    """Each ingredient's row scaled by the word's weight for it; the last row is the column sums."""
-    recipe = getattr(ex, head)["weights"][i]  # [T]
-    scaled, output = slow_motion(recipe, ingredients(ex, head))  # [T, d_model], [d_model]
-    word = ex.tokens[i]
-    where = f" (word {i + 1})" if ex.tokens.count(word) > 1 else ""
-    labels = [f"{w:.3f} x {t}" for w, t in zip(recipe, ex.tokens, strict=True)]
-    return [f"  slow motion, {head} head: {word}{where}'s recipe {fmt_list(recipe)} "
-            f"over {', '.join(ex.tokens)}",
-            *table("each ingredient's row times its weight; the last line is the column sums:",
-                   [*labels, f"= {word}'s output"], ex.axes, [*scaled, output])]
+def claim_lines(ex):
+    """A lesson claim your table breaks: in this sentence (which, and why), or elsewhere."""
+    lines = []
+    for broken in check(ex):
+        lines += textwrap.wrap(f"lesson claim broken here: {broken.claim}. {broken.why}",
+                               WIDTH, initial_indent="  ", subsequent_indent="    ")
+    if ex.sources[0] != "built-in" and not any(b.claim == SELF_MATCH for b in check(ex)):
+        losers = table_losers(ex.table) if ex.table is not None else None
+        if losers:
+            word, other = losers[0]
+            lines += textwrap.wrap(
+                f"lesson claim broken by your table elsewhere: {SELF_MATCH}; it fails for "
+                f"{len(losers)} pair{'s' * (len(losers) != 1)} of its words, e.g. in "
+                f'"{word} {other}"', WIDTH, initial_indent="  ",
+                subsequent_indent="    ")
+    return lines
