@@ -10,6 +10,7 @@ import numpy as np
 from attention_workshop.embeddings import AXES, SENT_MONEY, SENT_RIVER, tokenize
 from attention_workshop.explore import slow_motion
 from attention_workshop.modules import module1
+from attention_workshop.quiz.by_hand import added_up, products_text, terms
 from attention_workshop.quiz.engine import Question, choice
 from attention_workshop.report import fmt_list
 
@@ -23,12 +24,12 @@ def questions(results):  # {Result class: Result} -> [Question]
     words_river, words_money = tokenize(SENT_RIVER), tokenize(SENT_MONEY)
     average = m1.average_river  # [4]
     self_top = bool((W_river.argmax(axis=1) == np.arange(3)).all())
-    scaled_river, _ = slow_motion(W_river[2], X_river)  # [3, 4]
     scaled_money, sums_money = slow_motion(W_money[2], X_money)  # [3, 4], [4]
     money = AXES.index("money")
     top_money = int(scaled_money[:, money].argmax())
-    terms = ", ".join(f"{w} {r:.3f} x {x:.1f} = {s:.3f}" for w, r, x, s in zip(
-        words_money, W_money[2], X_money[:, money], scaled_money[:, money], strict=True))
+    water_river = terms(W_river[2], X_river[:, 0])  # by hand: printed shares x printed rows
+    money_terms = terms(W_money[2], X_money[:, money])
+    money_text = products_text(money_terms, words_money)
 
     return [
         Question(
@@ -65,25 +66,25 @@ def questions(results):  # {Result class: Result} -> [Question]
             f'Bank\'s recipe in "{SENT_RIVER}" is {fmt_list(W_river[2])} over '
             f"{', '.join(words_river)}. What is the water value of bank's output?",
             float(out_river[2, 0]),
-            f"Scale each row's water by its weight and add: {W_river[2, 1]:.3f} x "
-            f"{X_river[1, 0]:.1f} = {scaled_river[1, 0]:.3f} from river, {W_river[2, 2]:.3f} x "
-            f"{X_river[2, 0]:.1f} = "
-            f"{scaled_river[2, 0]:.3f} from bank itself, nothing from 'the': "
-            f"{out_river[2, 0]:.3f}, against money {out_river[2, 1]:.3f}."),
+            f"Scale each row's water by its weight and add: "
+            f"{products_text(water_river[1:], words_river[1:])}, nothing from 'the': "
+            f"{added_up(water_river, out_river[2, 0])}; against money {out_river[2, 1]:.3f}. "
+            "The answer is the unrounded value; one unit off in the last decimal counts too."),
         Question(
             f'Rebuild the slow-motion table for "{SENT_MONEY}": bank\'s recipe '
             f"{fmt_list(W_money[2])} over {', '.join(words_money)}, applied to the rows of "
             "X_money. What is the sum of the money column (bank's new money value)?",
             float(sums_money[money]),
-            f"Money column, term by term: {terms}; the sum is {sums_money[money]:.3f} "
-            f"(the run's exact value; rounded terms can drift by one in the last digit). "
-            f"Bank's whole output: {fmt_list(out_money[2])}."),
+            f"Money column, term by term: {money_text}; "
+            f"{added_up(money_terms, sums_money[money])}. The answer is the unrounded sum; one "
+            f"unit off in the last decimal counts too. Bank's whole output: "
+            f"{fmt_list(out_money[2])}."),
         choice(
             f'In that same table for "{SENT_MONEY}", which ingredient contributes the most '
             "money-ness to bank's output?",
             list(words_money),
             top_money,
-            f"{terms}. '{words_money[top_money]}' gives the most: a smaller share "
+            f"{money_text}. '{words_money[top_money]}' gives the most: a smaller share "
             f"({W_money[2, 1]:.3f}) of a big money value ({X_money[1, money]:.1f}) beats a "
             f"bigger share ({W_money[2, 2]:.3f}) of bank's own {X_money[2, money]:.1f}."),
     ]

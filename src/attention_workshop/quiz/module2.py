@@ -8,8 +8,8 @@ import numpy as np
 
 from attention_workshop.attention import W_Q_WIRED
 from attention_workshop.embeddings import AXES, SENT_RIVER, tokenize
-from attention_workshop.explore import slow_motion
 from attention_workshop.modules import module1, module2
+from attention_workshop.quiz.by_hand import added_up, products_text, terms
 from attention_workshop.quiz.engine import Question, choice
 from attention_workshop.report import fmt_list
 
@@ -20,7 +20,7 @@ def questions(results):  # {Result class: Result} -> [Question]
     words = tokenize(SENT_RIVER)
     Q, K, out, weights, scores = m2.Q, m2.K, m2.outputs, m2.weights, m2.scores
     raw_out = m1.outputs_river  # [3, 4]
-    scaled, _ = slow_motion(weights[2], X)  # [3, 4]
+    water_terms = terms(weights[2], X[:, 0])  # by hand: printed shares x printed rows
     d_k = K.shape[1]
     place, water = AXES.index("place"), AXES.index("water")
     dims, unscaled, flat = m2.scaling.dims, m2.scaling.unscaled, m2.scaling.scaled
@@ -68,9 +68,8 @@ def questions(results):  # {Result class: Result} -> [Question]
             f"With the wired recipe {fmt_list(weights[2])} over {', '.join(words)}, what is "
             "the water value of bank's output?",
             float(out[2, water]),
-            f"Slow motion, water column: {weights[2, 1]:.3f} x {X[1, water]:.1f} = "
-            f"{scaled[1, water]:.3f} from river, {weights[2, 2]:.3f} x {X[2, water]:.1f} = "
-            f"{scaled[2, water]:.3f} from bank: {out[2, water]:.3f}, up from "
+            f"Slow motion, water column: {products_text(water_terms[1:], ['river', 'bank'])}; "
+            f"{added_up(water_terms, out[2, water])}, up from "
             f"{raw_out[2, water]:.3f} under the raw head. Water to money is now "
             f"{out[2, 0] / out[2, 1]:.1f} to 1."),
         choice(

@@ -1,0 +1,137 @@
+"""Find and check every calculation a text prints: "a x b = c", "a + b + c = d", with
+"/", "^", "e^x", "sqrt(n)" and brackets, and the slow-motion tables of `explore --word`.
+
+A calculation holds if the shown factors, computed exactly (plain Python floats), give the
+shown result at its printed precision: |value - c| <= half a unit of c's last decimal.
+"""
+
+import math
+import re
+
+# A run of characters that can only be arithmetic, ending in "= NUMBER".
+# Atomic groups: a number is taken whole, so a long row of numbers cannot backtrack.
+_CANDIDATE = re.compile(r"(?<![\w.])((?>sqrt\(|e\^|\d+(?:\.\d+)?|[()+/x^\-]| )+)= (\d+(?:\.\d+)?)"
+                        r"(?![\d.]*[\w(])")
+_TOKEN = re.compile(r"\s*(sqrt\(|e\^|\d+(?:\.\d+)?|[()+/x^\-])")
+
+
+def tokens(text):  # "0.3 x 0.9 + 1" -> ["0.3", "x", "0.9", "+", "1"], or None if not arithmetic
+    out, at = [], 0
+    text = text.rstrip()
+    while at < len(text):
+        m = _TOKEN.match(text, at)
+        if not m:
+            return None
+        out.append(m.group(1))
+        at = m.end()
+    return out
+
+
+class _Parser:  # expr := term (("+" | "-") term)*; term := power (("x" | "/") power)*
+    def __init__(self, toks):
+        self.toks, self.i = toks, 0
+
+    def peek(self):
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def take(self):
+        self.i += 1
+        return self.toks[self.i - 1]
+
+    def expr(self):
+        value = self.term()
+        while self.peek() in ("+", "-"):
+            value = value + self.term() if self.take() == "+" else value - self.term()
+        return value
+
+    def term(self):
+        value = self.power()
+        while self.peek() in ("x", "/"):
+            value = value * self.power() if self.take() == "x" else value / self.power()
+        return value
+
+    def power(self):
+        value = self.atom()
+        if self.peek() == "^":
+            self.take()
+            value = value ** self.atom()
+        return value
+
+    def atom(self):
+        tok = self.take()
+        if tok == "(":
+            value = self.expr()
+            if self.take() != ")":
+                raise ValueError("unbalanced")
+            return value
+        if tok == "sqrt(":
+            value = self.expr()
+            if self.take() != ")":
+                raise ValueError("unbalanced")
+            return math.sqrt(value)
+        if tok == "e^":
+            return math.exp(self.atom())
+        return float(tok)
+
+
+def evaluate(toks):  # -> float, or None if the tokens are not one whole expression
+    try:
+        parser = _Parser(toks)
+        value = parser.expr()
+        return value if parser.i == len(toks) else None
+    except (ValueError, IndexError, TypeError, ZeroDivisionError):
+        return None
+
+
+def calculations(text):  # -> [(shown expression, value, shown result)]
+    """Every "expression = number" in `text` (lines joined, spaces collapsed), taking the
+    longest tail of the candidate run that is one whole expression with an operator."""
+    flat = " ".join(text.split())
+    found = []
+    for m in _CANDIDATE.finditer(flat):
+        toks = tokens(m.group(1))
+        if not toks:
+            continue
+        for start in range(len(toks)):
+            tail = toks[start:]
+            if any(t in ("x", "+", "-", "/", "^", "sqrt(", "e^") for t in tail):
+                value = evaluate(tail)
+                if value is not None:
+                    found.append((" ".join(tail), value, m.group(2)))
+                    break
+    return found
+
+
+def holds(value, shown):  # the value at the printed precision of `shown`
+    decimals = len(shown.split(".")[1]) if "." in shown else 0
+    return abs(value - float(shown)) <= 0.5 * 10.0**-decimals + 1e-9
+
+
+def slow_motion_checks(text):
+    """Each slow-motion table of `explore --word`: every cell is its row's printed weight
+    times the printed X value (from the same output's X table), and the last line is the
+    exact sum of each column. Returns [(what, value, shown)]."""
+    lines = text.splitlines()
+    x_start = next(i for i, line in enumerate(lines) if line.startswith("  rows of X"))
+    X = {}
+    for line in lines[x_start + 2:]:
+        if not line.startswith("    "):
+            break
+        word, *cells = line.split()
+        X[word] = cells
+    checks = []
+    for i, line in enumerate(lines):
+        if not line.startswith("  slow motion, "):
+            continue
+        rows, k = [], i + 3
+        while lines[k].split()[1] == "x":
+            weight, _, word, *cells = lines[k].split()
+            for x, cell in zip(X[word], cells, strict=True):
+                checks.append((f"{weight} x {x}", float(weight) * float(x), cell))
+            rows.append(cells)
+            k += 1
+        total = lines[k].split()[-len(rows[0]):]
+        for column, shown in zip(zip(*rows, strict=True), total, strict=True):
+            exact = sum(float(c) for c in column)
+            checks.append((" + ".join(column), exact, shown))
+    return checks
