@@ -79,3 +79,38 @@ def test_sentence_longer_than_positions(ours):
 def test_empty_sentence(ours, sentence):
     with pytest.raises(WorkshopError, match="sentence is empty"):
         ours.run(sentence)
+
+
+def projections(reference, ids, name):  # -> [n_layer, n_head, T, d_head] of one projection
+    """What transformers' own `query`, `key` or `value` Linear of every layer puts out,
+    caught by forward hooks, split into heads."""
+    caught = []
+    hooks = [getattr(layer.attention.self, name).register_forward_hook(
+        lambda _m, _i, out: caught.append(out[0].detach().numpy()))
+        for layer in reference.encoder.layer]
+    run_reference(reference, ids)
+    for hook in hooks:
+        hook.remove()
+    heads = reference.config.num_attention_heads
+    return np.stack([c.reshape(len(ids), heads, -1).transpose(1, 0, 2) for c in caught])
+
+
+@pytest.mark.parametrize("sentence", SENTENCES[:3])
+def test_queries_keys_values_equal_transformers(ours, reference, sentence):
+    """RunResult's queries, keys and values are transformers' W_Q, W_K, W_V outputs, and each
+    head's output (before W_O) is attentions @ values, which transformers' attention returns."""
+    result = ours.run(sentence)
+    for name, ours_array in (("query", result.queries), ("key", result.keys),
+                             ("value", result.values)):
+        np.testing.assert_allclose(ours_array, projections(reference, result.ids, name),
+                                   rtol=0, atol=1e-4, err_msg=name)
+    caught = []
+    hooks = [layer.attention.self.register_forward_hook(
+        lambda _m, _i, out: caught.append(out[0][0].detach().numpy()))
+        for layer in reference.encoder.layer]
+    run_reference(reference, result.ids)
+    for hook in hooks:
+        hook.remove()
+    heads_out = np.einsum("lhij,lhjd->lihd", result.attentions, result.values)  # [L, T, H, dh]
+    np.testing.assert_allclose(heads_out.reshape(len(caught), len(result.ids), -1),
+                               np.stack(caught), rtol=0, atol=1e-4)

@@ -50,8 +50,10 @@ def test_forward_returns_the_promised_arrays(model):
     L, H, T, D = cfg.n_layer, cfg.n_head, len(result.ids), cfg.d_model
     assert result.hidden_states.shape == (L + 1, T, D)
     assert result.attentions.shape == (L, H, T, T)
-    assert result.queries.shape == result.keys.shape == (L, H, T, cfg.d_head)
-    for array in (result.hidden_states, result.attentions, result.queries, result.keys):
+    assert result.queries.shape == result.keys.shape == result.values.shape == (L, H, T,
+                                                                               cfg.d_head)
+    for array in (result.hidden_states, result.attentions, result.queries, result.keys,
+                  result.values):
         assert array.dtype == np.float32 and np.isfinite(array).all()
     np.testing.assert_allclose(result.attentions.sum(axis=-1), 1.0, rtol=0, atol=1e-6)
     np.testing.assert_array_equal(result.hidden, result.hidden_states[-1])

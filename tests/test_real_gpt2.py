@@ -94,3 +94,20 @@ def test_float64_matches_float32(tmp_path):
     assert r32.attentions.dtype == np.float32 and r64.attentions.dtype == np.float64
     np.testing.assert_allclose(r32.attentions, r64.attentions, rtol=0, atol=1e-6)
     np.testing.assert_allclose(r32.hidden, r64.hidden, rtol=0, atol=1e-5)
+
+
+def test_values_equal_transformers(tmp_path):
+    """c_attn's last third, split into heads, is each layer's values (transformers' hook)."""
+    reference = build_gpt2(tmp_path, 2, 4, 32, seed=3)
+    result = load_model(tmp_path).run(SENTENCES[1])
+    caught = []
+    hooks = [block.attn.c_attn.register_forward_hook(
+        lambda _m, _i, out: caught.append(out[0].detach().numpy())) for block in reference.h]
+    run_reference(reference, result.ids)
+    for hook in hooks:
+        hook.remove()
+    T = len(result.ids)
+    values = np.stack([c[:, 64:].reshape(T, 4, 8).transpose(1, 0, 2) for c in caught])
+    np.testing.assert_allclose(result.values, values, rtol=0, atol=1e-5)
+    queries = np.stack([c[:, :32].reshape(T, 4, 8).transpose(1, 0, 2) for c in caught])
+    np.testing.assert_allclose(result.queries, queries, rtol=0, atol=1e-5)

@@ -26,5 +26,6 @@ def test_public_api_keeps_its_names_and_fields():
 
     assert DEFAULT == "minilm" and DEFAULT in KNOWN
     assert [f.name for f in fields(RunResult)] == [
-        "tokens", "ids", "special", "attentions", "hidden", "hidden_states", "queries", "keys"]
+        "tokens", "ids", "special", "attentions", "hidden", "hidden_states", "queries", "keys",
+        "values"]
     assert [f.name for f in fields(Model)] == ["name", "config", "weights", "tokenizer"]

@@ -62,7 +62,7 @@ def embed(w, cfg, ids):  # {name: array}, ModelConfig, [T] ints -> [T, d_model]
 
 
 def self_attention(x, layer, n_head, mask=None, weights_out=None):
-    # [T, d_model] -> ([T, d_model], [n_head, T, T], [n_head, T, d_head], [n_head, T, d_head])
+    # [T, d_model] -> ([T, d_model], [n_head, T, T], q, k, v each [n_head, T, d_head])
     """Learned W_Q, W_K, W_V (with biases), heads split, scaled dot-product attention, W_O.
 
     The weights land in `weights_out` if given (see fast_path.attention)."""
@@ -75,13 +75,13 @@ def self_attention(x, layer, n_head, mask=None, weights_out=None):
     out, weights = attention(q, k, v, mask, weights_out)  # in the weights' precision
     out = merge_heads(out)  # [n_head, T, d_head] -> [T, d_model]
     out = linear(out, layer["attention.output.dense.weight"], layer["attention.output.dense.bias"])
-    return out, weights, q, k
+    return out, weights, q, k, v
 
 
 def encoder_layer(x, layer, cfg, mask=None, weights_out=None):
-    # [T, d_model] -> ([T, d_model], [n_head, T, d_head], [n_head, T, d_head])
+    # [T, d_model] -> ([T, d_model], q, k, v each [n_head, T, d_head])
     """Post-norm block: x = LN(x + attention(x)); x = LN(x + MLP(x)). `mask` is None here."""
-    a, _, q, k = self_attention(x, layer, cfg.n_head, mask, weights_out)
+    a, _, q, k, v = self_attention(x, layer, cfg.n_head, mask, weights_out)
     x = layer_norm(x + a, layer["attention.output.LayerNorm.weight"],
                    layer["attention.output.LayerNorm.bias"], cfg.eps)
     h = linear(x, layer["intermediate.dense.weight"], layer["intermediate.dense.bias"])
@@ -89,11 +89,11 @@ def encoder_layer(x, layer, cfg, mask=None, weights_out=None):
     m = linear(h, layer["output.dense.weight"], layer["output.dense.bias"])  # [T, d_model]
     x = layer_norm(x + m, layer["output.LayerNorm.weight"], layer["output.LayerNorm.bias"],
                    cfg.eps)
-    return x, q, k
+    return x, q, k, v
 
 
 def forward(w, cfg, ids):  # weights, ModelConfig, [T] ints -> dict of arrays
     """Returns hidden_states [n_layer + 1, T, d_model] (embeddings, then after each layer,
     as transformers' BertModel reports them), attentions [n_layer, n_head, T, T] and each
-    layer's queries and keys [n_layer, n_head, T, d_head]."""
+    layer's queries, keys and values [n_layer, n_head, T, d_head]."""
     return run_layers(encoder_layer, w, cfg, embed(w, cfg, ids), "encoder.layer.")

@@ -22,7 +22,8 @@ What a family file must define (names are the checkpoint's and config.json's own
     forward(weights, cfg, ids) -> {"hidden_states": [n_layer + 1, T, d_model] (the
                   embeddings, then each layer's output, as transformers reports them),
                   "attentions": [n_layer, n_head, T, T] (rows sum to 1),
-                  "queries", "keys": [n_layer, n_head, T, d_head]}, in the weights' dtype;
+                  "queries", "keys", "values": [n_layer, n_head, T, d_head]}, in the
+                  weights' dtype;
                   `weights` maps the names of tensor_shapes to arrays, ids is [T] ints.
                   fast_path.run_layers fills these from the family's one-layer function.
 

@@ -51,10 +51,10 @@ def attention(q, k, v, mask=None, weights_out=None):
 def run_layers(layer, weights, cfg, x, prefix):
     # one-layer fn, {name: array}, ModelConfig, [T, d_model] embeddings, "h." -> dict of arrays
     """Run every layer on the embeddings x, filling hidden_states [n_layer + 1, T, d_model]
-    (x, then each layer's output), attentions [n_layer, n_head, T, T], queries and keys
-    [n_layer, n_head, T, d_head]: what a family's forward returns (see families.py).
+    (x, then each layer's output), attentions [n_layer, n_head, T, T], queries, keys and
+    values [n_layer, n_head, T, d_head]: what a family's forward returns (see families.py).
 
-    `layer(x, its weights, cfg, mask, weights_out)` -> (x, q, k) is one block; it gets
+    `layer(x, its weights, cfg, mask, weights_out)` -> (x, q, k, v) is one block; it gets
     causal_mask(T) if the family is causal (else None) and its slice of the attentions to
     write into. `prefix` names layer i's tensors: "h." -> "h.0.", "h.1.", ...
     """
@@ -64,11 +64,12 @@ def run_layers(layer, weights, cfg, x, prefix):
         "attentions": np.empty((L, H, T, T), x.dtype),
         "queries": np.empty((L, H, T, cfg.d_head), x.dtype),
         "keys": np.empty((L, H, T, cfg.d_head), x.dtype),
+        "values": np.empty((L, H, T, cfg.d_head), x.dtype),  # what each head blends
     }
     mask = causal_mask(T) if cfg.causal else None  # [T, T]: position i sees 0..i
     out["hidden_states"][0] = x
     for i in range(L):
-        x, out["queries"][i], out["keys"][i] = layer(
+        x, out["queries"][i], out["keys"][i], out["values"][i] = layer(
             x, layer_weights(weights, f"{prefix}{i}."), cfg, mask, out["attentions"][i])
         out["hidden_states"][i + 1] = x
     return out

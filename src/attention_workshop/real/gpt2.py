@@ -46,7 +46,7 @@ def conv1d(x, w, b):  # [T, in], [in, out], [out] -> [T, out]
 
 
 def self_attention(x, block, n_head, mask, weights_out=None):
-    # [T, d_model], [T, T] bool -> ([T, d_model], [n_head, T, T], [n_head, T, d_head] x 2)
+    # [T, d_model], [T, T] bool -> ([T, d_model], [n_head, T, T], [n_head, T, d_head] x 3)
     """One projection gives Q, K, V; heads split; masked scaled dot-product attention; W_O.
 
     The weights land in `weights_out` if given (see fast_path.attention)."""
@@ -56,13 +56,13 @@ def self_attention(x, block, n_head, mask, weights_out=None):
     out, weights = attention(q, k, v, mask, weights_out)  # mask: causal_mask(T), see CAUSAL
     out = merge_heads(out)  # [n_head, T, d_head] -> [T, d_model]
     out = conv1d(out, block["attn.c_proj.weight"], block["attn.c_proj.bias"])
-    return out, weights, q, k
+    return out, weights, q, k, v
 
 
 def transformer_block(x, block, cfg, mask, weights_out=None):
-    # [T, d_model], [T, T] bool -> ([T, d_model], [n_head, T, d_head], [n_head, T, d_head])
+    # [T, d_model], [T, T] bool -> ([T, d_model], q, k, v each [n_head, T, d_head])
     """Pre-norm block: x = x + attention(LN(x)); x = x + MLP(LN(x))."""
-    a, _, q, k = self_attention(
+    a, _, q, k, v = self_attention(
         layer_norm(x, block["ln_1.weight"], block["ln_1.bias"], cfg.eps), block, cfg.n_head,
         mask, weights_out)
     x = x + a
@@ -70,13 +70,14 @@ def transformer_block(x, block, cfg, mask, weights_out=None):
     h = conv1d(h, block["mlp.c_fc.weight"], block["mlp.c_fc.bias"])  # [T, d_mlp]
     h = by_rows(ACTIVATION[cfg.activation], h)  # in blocks of rows (see fast_path.py)
     x = x + conv1d(h, block["mlp.c_proj.weight"], block["mlp.c_proj.bias"])  # [T, d_model]
-    return x, q, k
+    return x, q, k, v
 
 
 def forward(w, cfg, ids):  # weights, ModelConfig, [T] ints -> dict of arrays
     """Returns hidden_states [n_layer + 1, T, d_model] (as transformers' GPT2Model reports
     them: the embeddings, each block's input, and the last block's output after ln_f),
-    attentions [n_layer, n_head, T, T] and queries and keys [n_layer, n_head, T, d_head]."""
+    attentions [n_layer, n_head, T, T] and queries, keys and values
+    [n_layer, n_head, T, d_head]."""
     x = w["wte.weight"][ids] + w["wpe.weight"][: len(ids)]  # [T, d_model]
     out = run_layers(transformer_block, w, cfg, x, "h.")
     last = out["hidden_states"][-1]  # the last block's output, which GPT-2 reports after ln_f

@@ -19,6 +19,7 @@ class RunResult:
     hidden_states: np.ndarray  # [n_layer + 1, T, d_model]: embeddings, then every layer
     queries: np.ndarray  # [n_layer, n_head, T, d_head]
     keys: np.ndarray  # [n_layer, n_head, T, d_head]
+    values: np.ndarray  # [n_layer, n_head, T, d_head]: head h's output is attentions @ values
 
     def _repr_html_(self):  # a notebook shows tables; a terminal keeps the plain repr
         from attention_workshop.notebook_html import run_html
@@ -41,7 +42,7 @@ class Model:
         out = family(self.config.family).forward(self.weights, self.config, np.asarray(ids))
         return RunResult(tokens=tokens, ids=ids, special=special, attentions=out["attentions"],
                          hidden=out["hidden_states"][-1], hidden_states=out["hidden_states"],
-                         queries=out["queries"], keys=out["keys"])
+                         queries=out["queries"], keys=out["keys"], values=out["values"])
 
 
 def check_sentence(sentence):  # str -> None, or WorkshopError
