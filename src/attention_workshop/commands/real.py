@@ -13,6 +13,14 @@ def add_arguments(parser):
     parser.add_argument("--model", default=DEFAULT, metavar="NAME_OR_PATH", help=model_help())
     parser.add_argument("--layer", type=int, metavar="L", help="show this layer (from 0)")
     parser.add_argument("--head", type=int, metavar="H", help="show this head (from 0)")
+    parser.add_argument("--from", dest="source", metavar="WORD",
+                        help="with --to: this word's share of attention on the --to word, in "
+                             "every layer and head")
+    parser.add_argument("--to", dest="target", metavar="WORD", help="see --from")
+    parser.add_argument("--vs", metavar="OTHER",
+                        help="with --word: how far the word's vector moves between SENTENCE "
+                             "and OTHER, layer by layer")
+    parser.add_argument("--word", metavar="WORD", help="see --vs")
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="text tables (default) or JSON with every layer's weights")
     parser.add_argument("--out", metavar="DIR",
@@ -43,29 +51,55 @@ def check_range(option, value, count, what):
                             f"0-{count - 1}")
 
 
+def check_pairs(args):  # options that come in pairs, before anything slow
+    from attention_workshop.errors import WorkshopError
+    from attention_workshop.real.model import check_sentence
+
+    for one, other, a, b in (("--from", "--to", args.source, args.target),
+                             ("--vs", "--word", args.vs, args.word)):
+        if (a is None) != (b is None):
+            given, missing = (one, other) if b is None else (other, one)
+            raise WorkshopError(f"{given} needs {missing} too, e.g. real \"the river bank\" "
+                                + ("--from bank --to river" if one == "--from" else
+                                   "--vs \"the money bank\" --word bank"))
+    if args.vs is not None:
+        check_sentence(args.vs)
+
+
 def main(args):
     from attention_workshop.real import load_model
     from attention_workshop.real.model import check_sentence
-    from attention_workshop.real.printout import json_report, text_report
+    from attention_workshop.real.printout import asked_for, json_report, text_report
 
     check_sentence(args.sentence)  # before the slow part, and before any progress line
+    check_pairs(args)
     model = load_model(args.model, download=args.download, say=say)
     cfg = model.config
     check_range("--layer", args.layer, cfg.n_layer, "layers")
     check_range("--head", args.head, cfg.n_head, "heads")
     say(f"running {cfg.family} forward pass ({cfg.n_layer} layers x {cfg.n_head} heads) ...")
     result = model.run(args.sentence)
+    asked = asked_for(model, result, args.sentence, (args.source, args.target),
+                      (args.vs, args.word))  # {"from_to": ..., "vs": ...}: errors come first
+    heads = not asked or args.layer is not None or args.head is not None
     if args.format == "json":
-        print(json_report(model, result))
+        print(json_report(model, result, {k: v["json"] for k, v in asked.items()}))
     else:
-        print("\n".join(text_report(model, result, args.layer, args.head)))
+        lines = text_report(model, result, args.layer, args.head) if heads else [
+            text_report(model, result)[0], f"tokens ({len(result.tokens)}): "
+            f"{' '.join(result.tokens)}"]
+        for part in asked.values():
+            lines += ["", *part["lines"]]
+        print("\n".join(lines))
     if args.out:
         from attention_workshop.figures.explorer import real_command_page
-        from attention_workshop.figures.real import draw_sentence
+        from attention_workshop.figures.real import draw_from_to, draw_sentence
         from attention_workshop.files import writable_dir
 
         folder = writable_dir(args.out)
-        for path in draw_sentence(model, result, folder, args.layer, args.head):
+        paths = (draw_from_to(model, result, folder, asked["from_to"]) if "from_to" in asked
+                 else draw_sentence(model, result, folder, args.layer, args.head))
+        for path in paths:
             say(f"wrote {path}")
         say(f"wrote {real_command_page(model, args.sentence, result, folder)}")
     return 0

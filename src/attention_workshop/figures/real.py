@@ -3,6 +3,8 @@
 Axes are labelled with the model's own tokens, as the tokenizer writes them.
 """
 
+import re
+
 import numpy as np
 
 from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
@@ -38,6 +40,7 @@ def head_grid(tokens, weights, title, path, cols=4):  # list[str], [H, T, T], st
                 text.set_fontsize(7)
         ax.set_xticks(range(T), tokens, rotation=90, fontsize=font)
         ax.set_yticks(range(T), tokens, fontsize=font)
+        ax.tick_params(length=0, pad=3)  # a tick mark beside "0.36" would read as a minus sign
         ax.set_title(f"head {h}", fontsize=10)
         ax.spines[:].set_visible(False)
     fig.suptitle(title, fontweight="bold", y=1 - 0.15 / height, va="top")
@@ -63,6 +66,7 @@ def layer_by_head(panels, title, path):  # [(subtitle, [L, H] weights)], str, Pa
             text.set_fontsize(7)
         ax.set_xticks(range(H), range(H))
         ax.set_yticks(range(L), range(L))
+        ax.tick_params(length=0, pad=3)
         ax.set(xlabel="head", ylabel="layer")
         ax.set_title(subtitle, fontsize=10)
         ax.spines[:].set_visible(False)
@@ -103,11 +107,12 @@ FIGURES = {  # file name -> Drawing(the results it reads, rough seconds to draw,
 
 def draw_sentence(model, result, out, layer=None, head=None):  # for `attention-workshop real`
     """The head grid of each layer the text report shows (the chosen one, or the top heads')."""
-    from attention_workshop.real.head_search import top_heads
+    from attention_workshop.real.head_search import content_heads, top_heads
     from attention_workshop.real.printout import SHOWN
 
     if layer is None:
-        found = top_heads(result.attentions, result.special, SHOWN, None, head)
+        found, _ = content_heads(result.attentions, result.special, SHOWN, None, head)
+        found = found or top_heads(result.attentions, result.special, SHOWN, None, head)
         layers = sorted({lay for lay, *_ in found})
     else:
         layers = [layer]
@@ -118,3 +123,18 @@ def draw_sentence(model, result, out, layer=None, head=None):  # for `attention-
                       f"{model.name}, layer {lay}: every head's weights\n{sentence}",
                       out / f"real_layer{lay}.png") for lay in layers] + [page]
 
+
+def draw_from_to(model, result, out, asked):  # `real --from A --to B --out DIR`
+    """One word's share of attention on another in every layer and head, like
+    real_bank_heads.png, as real_A_B_heads.png; and the head view page."""
+    a, b = asked["words"]
+    safe = "_".join(re.sub(r"[^\w-]", "_", w) for w in (a, b))
+    sentence = " ".join(result.tokens)
+    figure = layer_by_head([(f'"{a}" -> "{b}" in "{sentence}"', asked["grid"])],
+                           f"{model.name}: how much {a} looks at {b}, in every layer and head",
+                           out / f"real_{safe}_heads.png")
+    L, H = asked["grid"].shape
+    start = int(np.argmax(asked["grid"])) // H
+    page = write_atomic(out / "head_view.html", head_view_html(
+        f"{model.name}: {sentence}", result.tokens, result.attentions, start))
+    return [figure, page]

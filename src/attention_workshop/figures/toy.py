@@ -65,6 +65,7 @@ def weight_grid(panels, title, path, ncols=2):  # [(subtitle, tokens, [T, T])], 
         ax.set_xticks(range(len(tokens)), tokens, rotation=0 if T <= 5 else 45,
                       ha="center" if T <= 5 else "right")
         ax.set_yticks(range(len(tokens)), tokens)
+        ax.tick_params(length=0, pad=3)  # no tick mark to read as a minus sign beside a number
         ax.set(xlabel="looked at (key)", ylabel="looking (query)")
         ax.set_title(subtitle, fontsize=11)
         ax.spines[:].set_visible(False)

@@ -11,7 +11,8 @@ import numpy as np
 from attention_workshop.attention import softmax
 from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
 from attention_workshop.real import Model, RunResult
-from attention_workshop.real.head_search import heads_toward
+from attention_workshop.real.drift import cosine
+from attention_workshop.real.head_search import heads_toward, neighbour_head
 from attention_workshop.report import matrix_lines
 
 TITLE = "Module 3: the real thing (MiniLM)"
@@ -33,16 +34,6 @@ class Result:
     to_river: np.ndarray  # [L, H] bank's weight on river in "the river bank", every layer and head
     to_money: np.ndarray  # [L, H] bank's weight on money in "the money bank"
     strongest: tuple  # (layer, head) where bank looks hardest at river
-
-
-def cosine(a, b):  # [d], [d] -> float
-    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
-
-
-def is_previous_token_head(weights, special):  # [T, T], [T] bool -> bool
-    """True if every word after the first puts its largest weight on the word just before it."""
-    words = [i for i, s in enumerate(special) if not s]
-    return all(int(np.argmax(weights[i])) == i - 1 for i in words[1:])
 
 
 def top_weight(scores):  # [..., T] -> mean of each row's largest softmax share
@@ -80,7 +71,7 @@ def log_heads(log, runs):  # -> {topic: [L, H] bank's weight on it}, the top riv
     for lay, h, _ in strongest["river"][:2]:
         r = runs[SENT_RIVER]
         kind = ("previous-token head: every word looks at the word before it"
-                if is_previous_token_head(r.attentions[lay, h], r.special)
+                if neighbour_head(r.attentions[lay, h], r.special) == "previous"
                 else "looks by content, not by position")
         log(f'  L{lay} H{h} on "{SENT_RIVER}" ({kind}):')
         log.extend(matrix_lines(r.tokens, r.tokens, r.attentions[lay, h]))

@@ -1,10 +1,15 @@
-"""Which heads matter: where one word puts most of its attention on another word.
+"""Which heads matter: where one word puts most of its attention on another word, by content.
 
-Many heads park their attention on [CLS], [SEP] or the token itself, a resting
-position; the heads worth reading are those where a word looks at a different word.
+Many heads do something else. Some track position: every word looks at the word just
+before it (a previous-token head) or just after it. Some rest: most words park their
+attention on [CLS], [SEP] or themselves. content_heads leaves both kinds out, and says how
+many it left out, so that what remains answers "which word looks at which".
 """
 
 import numpy as np
+
+NEIGHBOUR_SHARE = 0.75  # a head is positional if this share of its words look at a neighbour
+RESTING_SHARE = 0.75  # a head rests if this share of its words look most at rest positions
 
 
 def off_self_weights(attentions, special):  # [L, H, T, T], [T] bool -> [L, H, T, T]
@@ -17,10 +22,30 @@ def off_self_weights(attentions, special):  # [L, H, T, T], [T] bool -> [L, H, T
     return np.where(cells, attentions, 0.0)
 
 
-def top_heads(attentions, special, count=3, layer=None, head=None):
+def neighbour_head(weights, special, share=1.0):  # [T, T], [T] bool -> "previous"|"next"|None
+    """'previous' if at least `share` of the words after the first put their largest weight on
+    the word just before them; 'next' likewise for the word just after. Example: MiniLM's
+    L0 H2 on "the river bank" -> 'previous' (river -> the, bank -> river)."""
+    words = [i for i, s in enumerate(special) if not s]
+    for kind, step, askers in (("previous", -1, words[1:]), ("next", 1, words[:-1])):
+        if askers and np.mean([int(np.argmax(weights[i])) == i + step for i in askers]) >= share:
+            return kind
+    return None
+
+
+def resting_head(weights, special, share=RESTING_SHARE):  # [T, T], [T] bool -> bool
+    """True if at least `share` of the words look most at [CLS], [SEP] or themselves."""
+    words = [i for i, s in enumerate(special) if not s]
+    rest = [special[int(np.argmax(weights[i]))] or int(np.argmax(weights[i])) == i
+            for i in words]
+    return bool(words) and float(np.mean(rest)) >= share
+
+
+def top_heads(attentions, special, count=3, layer=None, head=None, among=None):
     # [L, H, T, T], [T] bool -> list of (layer, head, query, key, weight)
-    """The `count` heads (optionally within one layer and/or one head index) whose largest
-    word-to-other-word weight is biggest, with that weight and where it points.
+    """The `count` heads (optionally within one layer and/or one head index, or among a set
+    of (layer, head) pairs) whose largest word-to-other-word weight is biggest, with that
+    weight and where it points.
 
     Example: top_heads(A, special, 1) -> [(2, 5, 3, 2, 0.41)]: in layer 2, head 5, token 3
     gives 0.41 of its attention to token 2. Ties go to the lower layer, then head.
@@ -32,10 +57,33 @@ def top_heads(attentions, special, count=3, layer=None, head=None):
     found = []
     for lay in layers:
         for h in head_ids:
+            if among is not None and (lay, h) not in among:
+                continue
             q, k = np.unravel_index(int(np.argmax(off[lay, h])), (T, T))
             found.append((lay, h, int(q), int(k), float(off[lay, h, q, k])))
     found.sort(key=lambda item: -item[4])  # stable: ties keep layer, head order
     return found[:count]
+
+
+def content_heads(attentions, special, count=3, layer=None, head=None):
+    # -> (top_heads(...) among the content heads, {"position": [(l, h)], "resting": [(l, h)]})
+    """The `count` heads with the strongest word-to-other-word look, leaving out position
+    heads (neighbour_head at NEIGHBOUR_SHARE) and resting heads; also what was left out.
+    Example: for "the river bank" MiniLM's L0 H2 (previous-token) is left out, L0 H4
+    (bank -> river 0.788) stays."""
+    L, H = attentions.shape[:2]
+    left_out = {"position": [], "resting": []}
+    kept = set()
+    for lay in range(L) if layer is None else [layer]:
+        for h in range(H) if head is None else [head]:
+            w = attentions[lay, h]
+            if neighbour_head(w, special, NEIGHBOUR_SHARE):
+                left_out["position"].append((lay, h))
+            elif resting_head(w, special):
+                left_out["resting"].append((lay, h))
+            else:
+                kept.add((lay, h))
+    return top_heads(attentions, special, count, layer, head, among=kept), left_out
 
 
 def heads_toward(attentions, query, key, count=3):  # [L, H, T, T], int, int -> list
@@ -48,3 +96,4 @@ def heads_toward(attentions, query, key, count=3):  # [L, H, T, T], int, int -> 
     order = np.argsort(-w, axis=None, kind="stable")[:count]
     return [(int(lay), int(h), float(w[lay, h]))
             for lay, h in zip(*np.unravel_index(order, w.shape), strict=True)]
+

@@ -1,11 +1,18 @@
-"""What `attention-workshop real` prints: the tokens and the weight tables of the heads that matter.
+"""What `attention-workshop real` prints: the tokens and the weight tables of the heads that
+matter; with --from/--to, one word's weight on another in every layer and head; with --vs,
+how far a word's vector moves between two sentences, layer by layer.
 
 Tables use report.matrix_lines, the same style as the lessons' results.log.
 """
 
 import json
+import textwrap
 
-from attention_workshop.real.head_search import top_heads
+import numpy as np
+
+from attention_workshop.real.drift import drift
+from attention_workshop.real.head_search import content_heads, neighbour_head, top_heads
+from attention_workshop.real.words import word_tokens
 from attention_workshop.report import matrix_lines
 
 SHOWN = 3  # heads shown when the user picks none
@@ -24,6 +31,22 @@ def weight_table(tokens, weights):  # list[str], [T, T] -> list of lines
     return matrix_lines(tokens, tokens, weights, indent=2, label_width=width - 1, width=width)
 
 
+def heads_lines(found, left_out):  # -> the line saying how the heads were picked
+    """Example: 'the 3 heads with the strongest look from one word to another, by content:
+    left out 2 position heads (each word looks at its neighbour: L0 H2, L1 H8) and 30 resting
+    heads (most words look at [CLS], [SEP] or themselves); pick one with --layer L --head H'."""
+    pos, rest = left_out["position"], left_out["resting"]
+    named = ", ".join(f"L{lay} H{h}" for lay, h in pos[:4]) + (", ..." if len(pos) > 4 else "")
+    parts = [f"{len(pos)} position head{'s' * (len(pos) != 1)} (each word looks at its "
+             f"neighbour{': ' + named if pos else ''})",
+             f"{len(rest)} resting head{'s' * (len(rest) != 1)} (most words look at "
+             "[CLS], [SEP] or themselves)"]
+    return textwrap.wrap(
+        f"the {len(found)} head{'s' * (len(found) != 1)} with the strongest look from one word "
+        f"to another, by content: left out {parts[0]} and {parts[1]}; pick one with --layer L "
+        "--head H:", 100)
+
+
 def text_report(model, result, layer=None, head=None):  # -> list of lines
     """The tokens, then one table per chosen head (each row: where that token looks)."""
     T = len(result.tokens)
@@ -31,16 +54,21 @@ def text_report(model, result, layer=None, head=None):  # -> list of lines
     if layer is not None and head is not None:
         chosen = [(layer, head)]
     else:
-        found = top_heads(result.attentions, result.special, SHOWN, layer, head)
+        found, left_out = content_heads(result.attentions, result.special, SHOWN, layer, head)
+        if not found:  # a one-word sentence, or every head positional or resting
+            found = top_heads(result.attentions, result.special, SHOWN, layer, head)
+            lines.append(f"no head looks by content here; the {len(found)} heads where a word "
+                         "looks hardest at another word (pick one with --layer L --head H):")
+        else:
+            lines += heads_lines(found, left_out)
         chosen = [(lay, h) for lay, h, *_ in found]
-        lines.append(f"the {len(chosen)} heads where a word looks hardest at another word "
-                     "(pick one with --layer L --head H):")
     for lay, h in chosen:
         w = result.attentions[lay, h]
         ((_, _, q, k, top),) = top_heads(result.attentions, result.special, 1, lay, h)
+        kind = neighbour_head(w, result.special, 0.75)
         lines.append("")
-        lines.append(f"layer {lay}, head {h}: row = looking token, column = looked at "
-                     "(rows sum to 1)")
+        lines.append(f"layer {lay}, head {h}: row = looking token, column = looked at (rows sum "
+                     f"to 1){f'; a {kind}-token head' if kind else ''}")
         lines.extend(weight_table(result.tokens, w))
         if top > 0:
             lines.append(f"  strongest word-to-word look: {result.tokens[q]!r} -> "
@@ -48,11 +76,80 @@ def text_report(model, result, layer=None, head=None):  # -> list of lines
     return lines
 
 
-def json_report(model, result):  # -> str
-    """Every layer's weights at full precision: attentions[layer][head][query][key]."""
+def from_to(result, source, target):  # RunResult, [positions], [positions] -> [L, H]
+    """The share of attention the word at `source` gives the word at `target`, every layer and
+    head: summed over target's tokens, averaged over source's (a word split in pieces)."""
+    return result.attentions[:, :, source][..., target].sum(axis=-1).mean(axis=-1)
+
+
+def from_to_lines(result, words, positions, grid, count=SHOWN):
+    # ("bank", "river"), ([3], [2]), [L, H] -> lines
+    """A layer x head table of one word's weight on another, then the strongest heads (each
+    marked if it is a position head) and the mean beside an even spread."""
+    (a, b), (pa, pb) = words, positions
+    L, H = grid.shape
+    lines = [f'"{a}" (token {", ".join(map(str, pa))}) -> "{b}" (token '
+             f'{", ".join(map(str, pb))}): its share of attention in every layer and head',
+             *matrix_lines([f"layer {lay}" for lay in range(L)], [f"H{h}" for h in range(H)],
+                           grid, indent=2, label_width=8, width=7)]
+    order = np.argsort(-grid, axis=None, kind="stable")[:count]
+    best = []
+    for lay, h in zip(*np.unravel_index(order, grid.shape), strict=True):
+        kind = neighbour_head(result.attentions[lay, h], result.special, 0.75)
+        best.append(f"L{lay} H{h} = {grid[lay, h]:.3f}{f' ({kind}-token head)' if kind else ''}")
+    T = len(result.tokens)
+    lines += [f"  strongest: {', '.join(best)}",
+              f"  mean over all {grid.size} heads: {grid.mean():.3f} (even spread over {T} "
+              f"tokens: {len(pb) / T:.3f})"]
+    return lines
+
+
+def drift_lines(word, sentences, positions, cosines):  # -> lines, results.log [S8]'s style
+    (s1, s2), (p1, p2) = sentences, positions
+    lines = [f'"{word}" in "{s1}" (token {", ".join(map(str, p1))}) vs "{s2}" (token '
+             f'{", ".join(map(str, p2))}): cosine similarity of its vector, layer by layer',
+             f"  embeddings (before layer 0): cosine {cosines[0]:.3f}"]
+    lines += [f"  after layer {i}: cosine {c:.3f}" for i, c in enumerate(cosines[1:])]
+    low = int(np.argmin(cosines[1:]))
+    lines.append(f"  furthest apart after layer {low} ({cosines[1 + low]:.3f}); 1.000 would "
+                 "mean the context changed nothing")
+    return lines
+
+
+def asked_for(model, result, sentence, pair, versus):
+    # Model, RunResult, str, (from, to), (other sentence, word) -> {"from_to" | "vs": {...}}
+    """What `real --from A --to B` and `--vs OTHER --word W` ask, computed (OTHER's forward
+    pass included), each as {"lines": text, "json": its JSON part}; None pairs are skipped."""
+    asked = {}
+    source, target = pair
+    other_sentence, word = versus
+    if source is not None:
+        pa = word_tokens(model.tokenizer, sentence, source)[0]  # its first occurrence
+        pb = word_tokens(model.tokenizer, sentence, target)[0]
+        grid = from_to(result, pa, pb)  # [L, H]
+        words = (source.lower(), target.lower())
+        asked["from_to"] = {
+            "lines": from_to_lines(result, words, (pa, pb), grid), "grid": grid, "words": words,
+            "json": {"from": words[0], "to": words[1], "from_tokens": pa, "to_tokens": pb,
+                     "weights": grid.tolist()}}
+    if other_sentence is not None:
+        p1 = word_tokens(model.tokenizer, sentence, word)[0]
+        p2 = word_tokens(model.tokenizer, other_sentence, word)[0]
+        other = model.run(other_sentence)
+        cosines = drift(result, p1, other, p2)
+        asked["vs"] = {
+            "lines": drift_lines(word.lower(), (sentence, other_sentence), (p1, p2), cosines),
+            "json": {"word": word.lower(), "other": other_sentence, "other_tokens": other.tokens,
+                     "positions": p1, "other_positions": p2, "cosines": cosines}}
+    return asked
+
+
+def json_report(model, result, extra=None):  # -> str
+    """Every layer's weights at full precision: attentions[layer][head][query][key]; `extra`
+    (from_to, drift) is added beside them."""
     c = model.config
     return json.dumps({
         "model": model.name, "tokens": result.tokens, "ids": result.ids,
         "layers": c.n_layer, "heads": c.n_head, "d_head": c.d_head,
-        "attentions": result.attentions.astype(float).tolist(),
+        "attentions": result.attentions.astype(float).tolist(), **(extra or {}),
     })
