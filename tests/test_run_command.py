@@ -153,3 +153,31 @@ def test_a_closed_pipe_is_not_a_traceback():
         shell=True, capture_output=True, text=True, check=True)
     assert done.stdout.startswith("{")
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+
+
+def test_run_ends_with_what_each_file_shows(tmp_path, capsys):
+    """One line per written file, from the figures registry: its name, what it shows, and the
+    lesson section it goes with; the results.log lines it cites lie in that module's section
+    or an earlier one (Module 2's bank_three_lives compares with Module 1's line 46)."""
+    import re
+
+    from attention_workshop.figures import registry
+
+    out = tmp_path / "out"
+    assert cli.main(["run", "--out", str(out), "--no-real"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    start = lines.index("what each file shows, and the lesson section it goes with:")
+    shown = {line.split()[0]: line.split(None, 1)[1] for line in lines[start + 1:-1]}
+    assert set(shown) == {"results.log", *FIGURES}
+    log = (out / "results.log").read_text().splitlines()
+    for name, drawing in registry().items():
+        assert drawing.about.startswith(("Module ", "Modules ")), name
+        if name in shown:
+            assert shown[name] == drawing.about
+        modules = {int(n) for n in re.findall(r"\d", drawing.about.split(",")[0])}
+        for a, b in re.findall(r"(\d+)(?:-(\d+))?", drawing.about.split("log ")[-1].split(")")[0]
+                               if "log " in drawing.about else ""):
+            for number in (int(a), int(b or a)):
+                header = next(line for line in reversed(log[:number]) if "Module " in line
+                              and line.startswith("[S"))
+                assert int(header.split("Module ")[1][0]) <= max(modules), (name, number)

@@ -9,6 +9,15 @@ def HELP():  # upper case: the name every command defines
     return f"run every module ({first}-{last}), write results.log and the figures"
 
 
+def summary(paths):  # written files -> one line each: name, what it shows, its lesson section
+    """Example: ['  results.log           every measurement ...', '  scaling.png  Module 2 ...']."""
+    from attention_workshop.figures import about
+
+    width = max(len(p.name) for p in paths) + 2
+    return [f"  {p.name:<{width}}{LOG_ABOUT if p.name == 'results.log' else about(p.name)}"
+            for p in paths]
+
+
 def add_arguments(parser):
     parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
                         help="folder for results.log and the figures (default: %(default)s)")
@@ -18,10 +27,15 @@ def add_arguments(parser):
                         help="skip the modules that load a pretrained transformer")
 
 
+LOG_ABOUT = "every measurement of the modules, at the line numbers the lessons cite"
+
+
 def main(args):
     from attention_workshop.workshop import run_workshop
 
     written = run_workshop(args.out, figures=not args.no_figures, real=not args.no_real)
+    print("what each file shows, and the lesson section it goes with:")
+    print("\n".join(summary(written)))
     page = [p for p in written if p.name == "explorer.html"]
     if page:
         print(f"open {page[0]} in a browser to move W_Q and W_K yourself")

@@ -2,13 +2,16 @@
 
 Each figure file listed in FILES declares its figures in a dict FIGURES:
 
-    FIGURES = {"bank_split.png": Drawing(reads=(module1.Result,), cost=0.3, draw=bank_split)}
+    FIGURES = {"bank_split.png": Drawing(reads=(module1.Result,), cost=0.3, draw=bank_split,
+                                         about="Module 1 (log 45-49): bank's lookup point ...")}
 
 `draw(*results, path)` gets the modules' results named in `reads`, in that order (then those
 named in `optional`, or None for a module that did not run), and writes `path`; `cost` is a
-rough draw time in seconds, for sharing the work between two processes (`parallel`). `run`
-draws every figure whose modules have run (so `--no-real` draws none of Module 3's). This
-file imports nothing heavy; matplotlib loads with the figure files.
+rough draw time in seconds, for sharing the work between two processes (`parallel`); `about`
+is one line for `run` to print: what the file shows, and the lesson section (module,
+results.log lines) it goes with. `run` draws every figure whose modules have run (so
+`--no-real` draws none of Module 3's). This file imports nothing heavy; matplotlib loads
+with the figure files.
 """
 
 import importlib
@@ -25,6 +28,7 @@ class Drawing:
     cost: float  # rough seconds to draw
     draw: Callable  # draw(*results, path) -> path
     optional: tuple = ()  # Result classes passed after `reads` when present, else None
+    about: str = ""  # what it shows and which lesson section it belongs to, in one line
 
     def ready(self, results):  # {Result class: Result} -> bool
         return all(kind in results for kind in self.reads)
@@ -39,6 +43,12 @@ def registry():  # -> {file name: Drawing}, every figure file's FIGURES in the o
     for name in FILES:
         figures.update(importlib.import_module(f"{__name__}.{name}").FIGURES)
     return figures
+
+
+def about(name):  # file name -> its one line, or "" for a file the registry does not draw
+    """Example: about("scaling.png") -> 'Module 2, [S5] (log 75-80): ...'."""
+    drawing = registry().get(name)
+    return drawing.about if drawing else ""
 
 
 def draw_all(results, out):  # {Result class: Result}, Path -> list[Path]
