@@ -148,3 +148,18 @@ def test_docs_commands_run(argv, capsys, monkeypatch):
     monkeypatch.chdir(EXAMPLES.parents[1])
     assert cli.main(argv) == 0
     assert capsys.readouterr().out
+
+
+def test_docs_full_outputs_are_real_runs(capsys, monkeypatch):
+    """A docs block that shows a whole output (it starts 'explore "...' and leaves nothing out
+    as '  ...') is what the command in the block before it prints today."""
+    monkeypatch.chdir(EXAMPLES.parents[1])
+    blocks = (EXAMPLES.parent / "explore.md").read_text().split("```")[1::2]
+    checked = 0
+    for command, shown in zip(blocks, blocks[1:], strict=False):
+        if command.strip().startswith("attention-workshop explore") and \
+                shown.strip("\n").startswith('explore "') and "\n  ...\n" not in shown:
+            assert cli.main(shlex.split(command.strip())[1:]) == 0
+            assert capsys.readouterr().out == shown.lstrip("\n")
+            checked += 1
+    assert checked >= 1
