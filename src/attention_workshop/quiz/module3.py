@@ -70,7 +70,8 @@ def questions(results):  # {Result class: Result} -> [Question]
             f"average (itself: {own:.3f}). It is a previous-token head: it found river only "
             "because river came right before bank. A learned head can track position rather "
             "than meaning; to find one that looks for the topic, move the topic word around "
-            "and see which heads follow it."),
+            "and see which heads follow it: `real \"a bank by the river\" --from bank --to "
+            "river` shows bank's share on river in every layer and head."),
         choice(
             f"That head's weights: recompute softmax(Q K^T / sqrt({cfg.d_head})) from its own "
             "queries and keys. What do you get?",
