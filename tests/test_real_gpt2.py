@@ -111,3 +111,29 @@ def test_values_equal_transformers(tmp_path):
     np.testing.assert_allclose(result.values, values, rtol=0, atol=1e-5)
     queries = np.stack([c[:, :32].reshape(T, 4, 8).transpose(1, 0, 2) for c in caught])
     np.testing.assert_allclose(result.queries, queries, rtol=0, atol=1e-5)
+
+
+def test_from_to_finds_words_in_byte_level_tokens(tmp_path, capsys):
+    """GPT-2's tokens carry the space before a word ('Ġriver') and may split a rare word in
+    pieces: --from/--to still find the word by where it sits. "rivers" is not in the tiny
+    vocabulary, so it comes in pieces: its share is summed over them."""
+    from attention_workshop import cli
+
+    build_gpt2(tmp_path, 2, 2, 16, seed=5)
+    sentence = "the rivers by the bank"
+    result = load_model(tmp_path).run(sentence)
+    text = "".join(t.replace("Ġ", " ") for t in result.tokens)
+    assert text == sentence
+    starts = np.cumsum([0] + [len(t) for t in result.tokens])  # each token's first character
+    bank = [i for i, s in enumerate(starts[:-1]) if s >= sentence.index("bank") - 1
+            and s < len(sentence) and result.tokens[i].strip("Ġ")]
+    river = [i for i in range(len(result.tokens)) if starts[i] < sentence.index(" by")
+             and starts[i + 1] > sentence.index("rivers")]
+    assert len(river) >= 2  # split in pieces
+    assert cli.main(["real", sentence, "--model", str(tmp_path), "--from", "bank", "--to",
+                     "rivers"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    start = next(i for i, line in enumerate(out) if line.startswith('"bank" (token'))
+    expected = result.attentions[:, :, bank][..., river].sum(-1).mean(-1)  # [L, H]
+    for layer in range(2):
+        assert out[start + 2 + layer].split()[2:] == [f"{v:.3f}" for v in expected[layer]]
