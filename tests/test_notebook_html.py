@@ -61,10 +61,19 @@ def test_exploration_shows_both_heads_with_the_lessons_numbers():
     # and every cell is the softmax of the scores, computed here with exp and a sum
     S = numbers(tables["wired head: scores Q @ K.T"]) / np.sqrt(2)
     assert np.abs(np.exp(S) / np.exp(S).sum(axis=1, keepdims=True) - wired).max() < 2e-3
-    looks = tables["where each word looks most"]
+    looks = tables["where each word looks most (ties listed together)"]
     assert looks[3] == ["bank", "bank 0.498", "river 0.500"]
     assert tables["rows of X: the lookup, the same in every sentence"][0] == \
         ["", "water", "money", "place", "filler"]
+
+
+def test_exploration_lists_ties_and_why():
+    """bank's wired query [1.8, 0] meets river's and money's keys, both 0.9 on topic: a tie."""
+    looks = Tables(explore("the river money bank")._repr_html_()).tables[
+        "where each word looks most (ties listed together)"]
+    bank = next(i for i, row in enumerate(looks) if row and row[0] == "bank")
+    assert looks[bank][2] == "river, money 0.333"
+    assert looks[bank + 1][1].startswith("wired tie: bank's query asks only on topic")
 
 
 def test_exploration_repr_stays_plain():
@@ -90,7 +99,7 @@ def run_result(tokens, attentions, special):
     zeros = np.zeros((L, H, T, 2))
     return RunResult(tokens=tokens, ids=list(range(T)), special=special, attentions=attentions,
                      hidden=np.zeros((T, 4)), hidden_states=np.zeros((L + 1, T, 4)),
-                     queries=zeros, keys=zeros)
+                     queries=zeros, keys=zeros, values=zeros)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -68,18 +68,24 @@ def exploration_html(ex):  # Exploration -> HTML text
                                 f"wired head: weights (scores / sqrt({d_k}))", shade=True)),
              side_by_side(table(tokens, ex.axes, ex.raw["outputs"], "raw head: outputs"),
                           table(tokens, ex.axes, ex.wired["outputs"], "wired head: outputs")),
-             _looks_most(tokens, ex.raw["weights"], ex.wired["weights"])]
+             _looks_most(ex)]
     return "".join(parts)
 
 
-def _looks_most(tokens, raw, wired):  # [T, T] twice -> a table: each word's top share per head
+def _looks_most(ex):  # Exploration -> a table: each word's top share per head, ties and why
+    from attention_workshop.explore.ties import looks, names
+
     rows = []
-    for i, token in enumerate(tokens):
-        cells = "".join(f'<td style="{LABEL}">{escape(tokens[int(np.argmax(w[i]))])} '
-                        f"{w[i].max():.3f}</td>" for w in (raw, wired))
-        rows.append(f'<tr><th style="{LABEL}">{escape(token)}</th>{cells}</tr>')
+    for raw, wired in zip(looks(ex, "raw"), looks(ex, "wired"), strict=True):
+        cells = "".join(f'<td style="{LABEL}">{escape(names(ex.tokens, look.top))} '
+                        f"{look.weight:.3f}</td>" for look in (raw, wired))
+        rows.append(f'<tr><th style="{LABEL}">{escape(raw.word)}</th>{cells}</tr>')
+        for head, look in (("raw", raw), ("wired", wired)):
+            if look.reason:
+                rows.append(f'<tr><td></td><td colspan="2" style="{LABEL}"><i>{head} tie: '
+                            f"{escape(look.reason)}</i></td></tr>")
     return ('<table style="border-collapse:collapse;margin:4px 0 8px 0">'
-            f"{CAPTION}where each word looks most</caption>"
+            f"{CAPTION}where each word looks most (ties listed together)</caption>"
             f'<tr><th></th><th style="{LABEL}">raw head</th><th style="{LABEL}">wired head</th>'
             f"</tr>{''.join(rows)}</table>")
 
