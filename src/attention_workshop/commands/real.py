@@ -69,7 +69,7 @@ def check_pairs(args):  # options that come in pairs, before anything slow
 def main(args):
     from attention_workshop.real import load_model
     from attention_workshop.real.model import check_sentence
-    from attention_workshop.real.printout import asked_for, json_report, text_report
+    from attention_workshop.real.printout import asked_for, describe, json_report, text_report
 
     check_sentence(args.sentence)  # before the slow part, and before any progress line
     check_pairs(args)
@@ -86,8 +86,7 @@ def main(args):
         print(json_report(model, result, {k: v["json"] for k, v in asked.items()}))
     else:
         lines = text_report(model, result, args.layer, args.head) if heads else [
-            text_report(model, result)[0], f"tokens ({len(result.tokens)}): "
-            f"{' '.join(result.tokens)}"]
+            describe(model), f"tokens ({len(result.tokens)}): {' '.join(result.tokens)}"]
         for part in asked.values():
             lines += ["", *part["lines"]]
         print("\n".join(lines))
