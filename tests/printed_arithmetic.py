@@ -107,22 +107,29 @@ def holds(value, shown):  # the value at the printed precision of `shown`
     return abs(value - float(shown)) <= 0.5 * 10.0**-decimals + 1e-9
 
 
-def slow_motion_checks(text):
-    """Each slow-motion table of `explore --word`: every cell is its row's printed weight
-    times the printed X value (from the same output's X table), and the last line is the
-    exact sum of each column. Returns [(what, value, shown)]."""
-    lines = text.splitlines()
-    x_start = next(i for i, line in enumerate(lines) if line.startswith("  rows of X"))
-    X = {}
-    for line in lines[x_start + 2:]:
+def table_rows(lines, title):  # the printed table under `title`: {word: [cells]} ({} if none)
+    start = next((i for i, line in enumerate(lines) if line.startswith(title)), None)
+    rows = {}
+    for line in lines[start + 2:] if start is not None else []:
         if not line.startswith("    "):
             break
         word, *cells = line.split()
-        X[word] = cells
+        rows[word] = cells
+    return rows
+
+
+def slow_motion_checks(text):
+    """Each slow-motion table of `explore --word`: every cell is its row's printed weight
+    times the printed X value (from the same output's X table; V's table for the wired head
+    with --wv), and the last line is the exact sum of each column. [(what, value, shown)]."""
+    lines = text.splitlines()
+    printed = {"X": table_rows(lines, "  rows of X"),
+               "V": table_rows(lines, "  wired head: values V")}
     checks = []
     for i, line in enumerate(lines):
         if not line.startswith("  slow motion, "):
             continue
+        X = printed["V" if lines[i + 1].startswith("  each row of V") else "X"]
         rows, k = [], i + 3
         while lines[k].split()[1] == "x":
             weight, _, word, *cells = lines[k].split()

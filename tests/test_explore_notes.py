@@ -151,3 +151,23 @@ def test_capitals_and_punctuation_are_dropped(capsys):
     assert doc["raw"]["slow_motion"][0]["position"] == 2
     out = run(["explore", "(The  river) -- BANK!"], capsys)
     assert out.startswith('explore "the river bank" (3 words; read from "(The river) -- BANK!")')
+
+
+def test_causal_mask_zeros_break_no_claim(capsys):
+    """With --causal a word gives the words after it exactly 0 by design: not a broken claim.
+    cash's query is [0, 0], so it spreads evenly over the one word it sees: itself."""
+    doc = run_json(["explore", "cash in a bank", "--causal"], capsys)
+    assert doc["wired"]["weights"][0] == [1.0, 0.0, 0.0, 0.0]
+    assert all(claim["holds"] for claim in doc["claims"])
+    assert "lesson claim" not in run(["explore", "cash in a bank", "--causal"], capsys)
+
+
+def test_a_flat_row_under_the_causal_mask_counts_the_words_it_sees(tmp_path, capsys):
+    """'zero' has no query at all; under the mask, as word 2 of 3, it sees 2 words: 1/2 each."""
+    (tmp_path / "t.toml").write_text("[words]\nup = [1.0, 0.0]\nzero = [0.0, 0.0]\n")
+    doc = run_json(["explore", "up zero up", "--table", str(tmp_path / "t.toml"),
+                    "--replace-table", "--wq", wiring(tmp_path, "q", [[1.0], [0.0]]),
+                    "--wk", wiring(tmp_path, "k", [[1.0], [0.0]]), "--causal"], capsys)
+    look = doc["wired"]["looks_most"][1]
+    assert [t["weight"] for t in look["top"]] == [0.5, 0.5]
+    assert look["reason"].endswith("each word it sees gets 1/2")

@@ -37,17 +37,25 @@ def quiz_texts(capsys):
         yield f"quiz {module}", capsys.readouterr().out
 
 
-def explore_texts(capsys):
+def explore_texts(capsys, tmp_path):
     for sentence in SENTENCES:
         for word in dict.fromkeys(sentence.split()):
             assert cli.main(["explore", sentence, "--word", word]) == 0
             yield f"explore {sentence!r} --word {word}", capsys.readouterr().out
+    wv = tmp_path / "wv.toml"  # a W_V that mixes the axes: V's rows differ from X's
+    wv.write_text("matrix = [[0.5, 0.5, 0, 0], [0.5, 0.5, 0, 0], [0, 0, 1.25, 0], "
+                  "[0, 0, 0.1, 0.7]]\n")
+    for switches in (["--causal"], ["--no-scale"], ["--wv", str(wv)], ["--wv", str(wv),
+                                                                       "--causal"]):
+        for sentence in SENTENCES[:4]:
+            assert cli.main(["explore", sentence, "--word", "bank", *switches]) == 0
+            yield f"explore {sentence!r} --word bank {switches}", capsys.readouterr().out
 
 
-def test_every_printed_calculation_holds(capsys):
+def test_every_printed_calculation_holds(capsys, tmp_path):
     log = Log()
     compute(log, real=HAS_MINILM)
-    texts = [("results.log", log.text()), *quiz_texts(capsys), *explore_texts(capsys)]
+    texts = [("results.log", log.text()), *quiz_texts(capsys), *explore_texts(capsys, tmp_path)]
     checked, wrong = 0, []
     for where, text in texts:
         found = calculations(text)

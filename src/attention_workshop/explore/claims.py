@@ -6,7 +6,8 @@ own may not, and then `explore` says which claim broke, where, and why:
 - self-match (Module 1): in simple attention each word's own score x_i . x_i is the largest
   in its row. A row loses to a longer row pointing nearly its way: x . y = |x| |y| cos.
 - positive weights (Module 1's blend): softmax gives every word some share, never exactly 0.
-  Scores more than about 745 apart underflow: e^-745 is 0 in floating point.
+  Scores more than about 745 apart underflow: e^-745 is 0 in floating point. (With --causal
+  the words a word may not see get 0 by design; they are not counted.)
 
 Example: with a table holding the = [0, 0, 0, 1] and a = [0, 0, 0, 0.9], check(explore("a
 the")) -> [Break(SELF_MATCH, "'a' scores 'the' 0.900 but itself only 0.810: ...")].
@@ -33,9 +34,12 @@ def check(ex):  # Exploration -> [Break] in this sentence
     if loser:
         found.append(Break(SELF_MATCH, why_lost(*loser)))
     for head in ("raw", "wired"):
-        weights = getattr(ex, head)["weights"]
-        if (weights == 0).any():
-            i, j = (int(v) for v in np.argwhere(weights == 0)[0])
+        weights = getattr(ex, head)["weights"]  # [T, T]
+        masked = (head == "wired" and getattr(ex.options, "causal", False)
+                  ) and ~np.tri(len(weights), dtype=bool)  # later words: 0 by the mask's design
+        zero = (weights == 0) & ~np.asarray(masked, dtype=bool)
+        if zero.any():
+            i, j = (int(v) for v in np.argwhere(zero)[0])
             scores = getattr(ex, head)["scores"][i]
             found.append(Break(POSITIVE, f"under the {head} head '{ex.tokens[i]}' gives "
                                f"'{ex.tokens[j]}' exactly 0: its scores span "

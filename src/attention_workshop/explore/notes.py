@@ -72,7 +72,7 @@ def weights_note(ex, head):
     if T == 1:
         return f"one word: it gives itself everything ({1:.3f})"
     found = looks(ex, head)
-    flat = [look for look in found if len(look.top) == T and look.reason]
+    flat = [look for look in found if look.reason and look.reason.startswith("a flat row")]
     if flat:
         return flat[0].reason
     ties = [look for look in found if look.reason

@@ -55,8 +55,9 @@ def tie_reason(ex, head, i, top):  # -> str | None
     if max(tied) - min(tied) > 1e-12 * max(1.0, max(tied)):
         spread = ", ".join(f"{w:.6f}" for w in tied)
         return f"near tie: equal at three decimals, not exactly ({spread})"
-    if len(top) == len(weights):
-        return flat_reason(ex, head, i)
+    seen = np.flatnonzero(weights > 0)  # every word, or (causal) the words it may see
+    if len(top) == len(seen) and set(top) == set(seen.tolist()):
+        return flat_reason(ex, head, i, len(seen))
     distinct = list(dict.fromkeys(ex.tokens[j] for j in top))
     if len(distinct) == 1:
         times = "twice" if len(top) == 2 else f"{len(top)} times"
@@ -64,13 +65,14 @@ def tie_reason(ex, head, i, top):  # -> str | None
     return same_advert_reason(ex, head, i, top, distinct)
 
 
-def flat_reason(ex, head, i):  # -> str | None: every word got the same share
-    word, T = ex.tokens[i], len(ex.tokens)
+def flat_reason(ex, head, i, T):  # -> str: each of the T words it sees got the same share
+    word = ex.tokens[i]
     if head == "wired":
         q = ex.wired["queries"][i]
         if not q.any():
+            sees = " it sees" if T < len(ex.tokens) else ""
             return (f"a flat row: {word}'s query is {fmt_list(q, 2)}, it asks for nothing, so "
-                    f"every score is 0 and each word gets 1/{T}")
+                    f"every score is 0 and each word{sees} gets 1/{T}")
         return f"a flat row: {word}'s query scores every key the same"
     if not ex.X[i].any():
         return f"a flat row: {word}'s row is all zeros, so every score is 0"
