@@ -167,8 +167,9 @@ def test_run_ends_with_what_each_file_shows(tmp_path, capsys):
     assert cli.main(["run", "--out", str(out), "--no-real"]) == 0
     lines = capsys.readouterr().out.splitlines()
     start = lines.index("what each file shows, and the lesson section it goes with:")
-    shown = {line.split()[0]: line.split(None, 1)[1] for line in lines[start + 1:-1]}
-    assert set(shown) == {"results.log", *FIGURES}
+    listed = [line for line in lines[start + 1:] if line.startswith("  ")]
+    shown = {line.split()[0]: line.split(None, 1)[1] for line in listed}
+    assert set(shown) == {"results.log", *FIGURES, "explorer.html"}
     log = (out / "results.log").read_text().splitlines()
     for name, drawing in registry().items():
         assert drawing.about.startswith(("Module ", "Modules ")), name
