@@ -1,7 +1,9 @@
 """`attention-workshop real` as a user runs it: text tables, JSON, figures, and one-line errors."""
 
+import io
 import json
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -59,7 +61,21 @@ def test_text_without_a_head_shows_three(reference, capsys):
     assert cli.main(["real", "the river bank"]) == 0
     out = capsys.readouterr()
     assert sum(line.startswith("layer ") for line in out.out.splitlines()) == 3
-    assert "loading model 'minilm'" in out.err  # progress goes to stderr
+    assert out.err == ""  # stderr is not a terminal here: no progress lines
+
+
+class Terminal(io.StringIO):  # a stderr that says it is a terminal
+    def isatty(self):
+        return True
+
+
+def test_progress_goes_to_stderr_on_a_terminal(reference, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    assert cli.main(["real", "the river bank", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["tokens"][3] == "bank"  # stdout stays pure JSON
+    assert sys.stderr.getvalue().splitlines() == [
+        f"loading model 'minilm' from {catalog.minilm_folder()} ...",
+        "running bert forward pass (6 layers x 12 heads) ..."]
 
 
 def test_out_writes_png_figures(reference, tmp_path, capsys):
@@ -79,8 +95,9 @@ def test_out_writes_png_figures(reference, tmp_path, capsys):
 ])
 def test_bad_input_is_one_line_and_exit_2(reference, capsys, argv, message):
     assert cli.main(argv) == 2
-    err = capsys.readouterr().err.splitlines()
-    assert err[-1].startswith("attention-workshop: error: ") and message in err[-1]
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1  # no progress line, no report first
+    assert err.startswith("attention-workshop: error: ") and message in err
 
 
 def test_bad_folders(reference, tmp_path, capsys):

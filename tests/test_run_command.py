@@ -1,5 +1,6 @@
 """`attention-workshop run` as a user runs it: files written, bad input refused, nothing lost."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -26,7 +27,10 @@ def test_run_writes_log_and_figures_and_says_where(tmp_path, capsys):
         assert data.startswith(PNG_MAGIC)
         assert str(out / name) in printed
     assert len((out / "results.log").read_text().splitlines()) >= 80
-    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temp files left
+    # no temporary file left; the one hidden file lists the set the next run replaces
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == [".attention-workshop.json"]
+    listed = json.loads((out / ".attention-workshop.json").read_text())
+    assert listed == {"run": sorted(["results.log", *FIGURES])}
 
 
 def test_unwritable_out_is_one_line_and_exit_2(tmp_path, capsys):
@@ -114,7 +118,8 @@ def test_figures_are_drawn_here_when_the_second_process_fails(tmp_path, monkeypa
     assert sorted(p.name for p in paths[1:]) == sorted((*FIGURES, "explorer.html"))
     for name in FIGURES:
         assert (tmp_path / name).read_bytes().startswith(PNG_MAGIC)
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    hidden = [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
+    assert hidden == [".attention-workshop.json"]  # the set's list; no stage, no temporary file
 
 
 def test_figures_from_the_second_process_equal_those_drawn_here(tmp_path, monkeypatch):

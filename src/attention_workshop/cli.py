@@ -4,11 +4,13 @@ Bad input becomes one line on stderr and exit code 2, never a traceback.
 """
 
 import argparse
+import contextlib
 import importlib
 import os
+import signal
 import sys
 
-from attention_workshop.errors import WorkshopError
+from attention_workshop.errors import Interrupted, WorkshopError
 
 PROG = "attention-workshop"
 
@@ -47,20 +49,41 @@ def build_parser():
 
 
 def main(argv=None):
-    """Entry point; returns the exit code (0 ok, 2 bad input)."""
+    """Entry point; returns the exit code (0 ok, 2 bad input, 128 + N after signal N)."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error (2), already printed
         return exc.code
+    with _sigterm_interrupts():
+        try:
+            return args.handler(args)
+        except WorkshopError as exc:
+            print(f"{PROG}: error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM; Interrupted says what it left
+            left = exc.left if isinstance(exc, Interrupted) else "nothing was written"
+            print(f"{PROG}: interrupted; {left}", file=sys.stderr)
+            return 128 + getattr(exc, "signum", signal.SIGINT)
+        except BrokenPipeError:  # the reader stopped early (e.g. `| head`): nothing more to say
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 1
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts():
+    """SIGTERM (`kill PID`, a closing terminal, a CI timeout) interrupts like Ctrl-C, so a
+    half-built output set is cleaned away the same way; the old handler comes back after."""
+
+    def interrupt(signum, frame):
+        raise Interrupted(signum)
+
     try:
-        return args.handler(args)
-    except WorkshopError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted; files already written are complete", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # the reader stopped early (e.g. `| head`): nothing more to say
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: leave SIGTERM as it is
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,7 +1,8 @@
 """Writing output files safely: the folder is checked first, and every file is replaced atomically.
 
 A file is written to a temporary name beside its target and renamed over it, so
-an interrupted run never leaves a half-written file where a good one was.
+an interrupted run never leaves a half-written file where a good one was. A command's
+whole set of files goes through staging.py, which builds it apart and swaps it in at once.
 """
 
 import os
@@ -11,35 +12,49 @@ from pathlib import Path
 from attention_workshop.errors import WorkshopError
 
 DEFAULT_OUT = "workshop-output"  # where `run` writes, and where check-lesson looks
+OUT_TODO = "choose another with --out DIR"  # what to do when an --out folder cannot be written
 
 
-def writable_dir(path):  # str | Path -> Path
-    """Create `path` if needed and prove a file can be written there, or raise WorkshopError."""
+def writable_dir(path, todo=OUT_TODO):  # str | Path -> Path
+    """Create `path` if needed and prove a file can be written there, or raise WorkshopError.
+
+    `todo` ends the message: check-lesson, which has no --out, says something else."""
     path = Path(path)
     try:
         path.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path, prefix=".write-test-"):
             pass
     except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise WorkshopError(
-            f"cannot write to output folder '{path}' ({reason}); choose another with --out DIR"
-        ) from None
+        raise cannot_write_folder(path, exc, todo) from None
     return path
 
 
+def cannot_write_folder(path, exc, todo=OUT_TODO):  # Path, OSError -> WorkshopError
+    """Example: "cannot write to output folder 'out' (Permission denied); choose another with
+    --out DIR"."""
+    reason = exc.strerror or str(exc)
+    return WorkshopError(f"cannot write to output folder '{path}' ({reason}); {todo}")
+
+
 def write_atomic(path, data):  # Path, bytes | str -> Path
-    """Write `data` to `path` through a temporary file and an atomic rename."""
+    """Write `data` to `path` through a temporary file and an atomic rename.
+
+    An OSError names `path` itself (not the temporary file), so a message can show it."""
     path = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:80]}.", suffix=".tmp")
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
         with os.fdopen(fd, "wb") as f:
             f.write(payload)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
     return path
 

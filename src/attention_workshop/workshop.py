@@ -1,14 +1,13 @@
 """Run every module in order: compute and log, then write results.log and draw the figures.
 
-The log is written once, atomically, after every module has finished, so an
-interrupted run leaves the previous results.log untouched.
+Nothing is written until every module has finished, and then the whole set (the log and
+the figures) is built apart and swapped in at once (staging.py): an interrupted or failed
+run leaves the previous results.log and figures byte for byte as they were.
 """
-
-from pathlib import Path
 
 from attention_workshop import modules as registry
 from attention_workshop.errors import WorkshopError
-from attention_workshop.files import writable_dir, write_atomic
+from attention_workshop.files import OUT_TODO, write_atomic
 from attention_workshop.report import Log
 
 
@@ -33,27 +32,29 @@ def compute(log, real=False, modules=None, missing=None):
     return results
 
 
-def run_workshop(out_dir, figures=True, real=True, say=print):
+def run_workshop(out_dir, figures=True, real=True, say=print, todo=OUT_TODO):
     """Write out_dir/results.log and (unless figures=False) the PNG figures; return their paths.
 
-    real=False skips the modules that load a pretrained model (NEEDS_REAL: Module 3). Files
-    are written only after every module has succeeded, each one atomically.
+    real=False skips the modules that load a pretrained model (NEEDS_REAL: Module 3). The
+    folder is checked first; the files are staged while the modules run and swapped in as one
+    set once all of them have succeeded: `run`'s previous set is replaced whole, and files
+    of an earlier run that this one does not write (with --no-real, --no-figures) are removed.
+    `todo` ends the message when the folder cannot be written.
     """
-    created = not Path(out_dir).exists()
-    out = writable_dir(out_dir)
-    try:
+    from attention_workshop.staging import staged
+
+    with staged(out_dir, "run", todo) as stage:
         log = Log()
         results = compute(log, real=real)
-        written = [write_atomic(out / "results.log", log.text())]
-        say(f"wrote {written[0]} ({len(log.lines)} lines)")
+        paths = [write_atomic(stage.path / "results.log", log.text())]
         if figures:
             from attention_workshop import figures as fig  # matplotlib only when drawing
 
-            for path in fig.draw_all(results, out):
-                say(f"wrote {path}")
-                written.append(path)
-        return written
-    except BaseException:
-        if created and not any(out.iterdir()):
-            out.rmdir()  # a failed run leaves no trace, not even the folder it made
-        raise
+            paths += fig.draw_all(results, stage.path)
+    written = [stage.final(path) for path in paths]
+    say(f"wrote {written[0]} ({len(log.lines)} lines)")
+    for path in written[1:]:
+        say(f"wrote {path}")
+    for path in stage.removed:
+        say(f"removed {path} (an earlier run wrote it; this one did not)")
+    return written

@@ -5,6 +5,8 @@ from pathlib import Path
 
 from attention_workshop.files import DEFAULT_OUT
 
+# check-lesson has no --out: when it cannot write the log it makes, it says what it can take
+NO_LOG_TODO = "give an existing log with --log PATH, or run check-lesson where you can write"
 HELP = "check that every 'cross-check: results.log lines A-B' in a lesson matches the log"
 
 
@@ -22,8 +24,10 @@ def default_log():
     if not log.exists():
         from attention_workshop.workshop import run_workshop
 
-        print(f"{log} is missing: running the workshop first", file=sys.stderr)
-        run_workshop(DEFAULT_OUT, figures=False, say=lambda text: print(text, file=sys.stderr))
+        if sys.stderr.isatty():  # progress, for a person watching: never before an error
+            print(f"{log} is missing: running the workshop first", file=sys.stderr)
+        run_workshop(DEFAULT_OUT, figures=False, say=lambda text: print(text, file=sys.stderr),
+                     todo=NO_LOG_TODO)
     return log
 
 

@@ -48,17 +48,18 @@ def main(args):
     w_v = load_wiring(args.wv, "W_V") if args.wv else None
     options = Options(scale=not args.no_scale, causal=args.causal, w_v=w_v)
     ex = explore(args.sentence, table, w_q, w_k, options)
-    # Build the whole output before printing, so an error leaves stdout empty.
+    # Build the whole output, and write the figures, before printing: an error leaves
+    # stdout empty and --out's previous figures as they were.
     out = render(args.format, ex, args.word)
-    folder = None
+    written = []
     if args.out:
-        from attention_workshop.files import writable_dir
-
-        folder = writable_dir(args.out)  # checked before anything is printed
-    print(out)
-    if folder is not None:
         from attention_workshop.figures.explore import draw_exploration
+        from attention_workshop.staging import staged
 
-        for path in draw_exploration(ex, folder, args.word):
-            print(f"wrote {path}", file=sys.stderr)  # stderr: stdout stays pure JSON
+        with staged(args.out, "explore") as stage:
+            paths = draw_exploration(ex, stage.path, args.word)
+        written = [stage.final(path) for path in paths]
+    print(out)
+    for path in written:
+        print(f"wrote {path}", file=sys.stderr)  # stderr: stdout stays pure JSON
     return 0

@@ -36,19 +36,19 @@ def main(args):
     from attention_workshop.errors import WorkshopError
     from attention_workshop.explore import explore
     from attention_workshop.figures.explorer import explorer_data, write_explorer
-    from attention_workshop.files import writable_dir
     from attention_workshop.modules.module2 import scaling_experiment
+    from attention_workshop.staging import staged
 
     sentence = " ".join(explore(args.sentence).tokens)  # an unknown word stops here
-    folder = writable_dir(args.out)
-    real = None
-    if not args.no_real:
-        try:
-            real = real_section(sentence)
-        except WorkshopError as exc:  # no model here: the page still teaches Modules 1-2
-            print(f"attention-workshop: note: leaving out Module 3 ({exc})", file=sys.stderr)
-    data = explorer_data(scaling_experiment(), real, sentence, args.word.lower())
-    path = write_explorer(folder, data)
-    print(f"wrote {path}: open it in any browser (double-click it); it needs no network, so "
-          "you can also copy it to any web host")
+    with staged(args.out, "explorer") as stage:  # the folder is checked before the model loads
+        real = None
+        if not args.no_real:
+            try:
+                real = real_section(sentence)
+            except WorkshopError as exc:  # no model here: the page still teaches Modules 1-2
+                print(f"attention-workshop: note: leaving out Module 3 ({exc})", file=sys.stderr)
+        data = explorer_data(scaling_experiment(), real, sentence, args.word.lower())
+        path = write_explorer(stage.path, data)
+    print(f"wrote {stage.final(path)}: open it in any browser (double-click it); it needs no "
+          "network, so you can also copy it to any web host")
     return 0

@@ -1,5 +1,6 @@
 """`attention-workshop real SENTENCE`: a real transformer's attention, computed by our own code."""
 
+import contextlib
 import sys
 
 from attention_workshop.real.catalog import DEFAULT, FILES, KNOWN  # no numpy: --help stays fast
@@ -39,8 +40,13 @@ def model_help():
             f"(model_type {' or '.join(FAMILIES)})")
 
 
-def say(message):  # progress goes to stderr, so stdout stays clean for --format json
+def say(message):  # where files went: stderr, so stdout stays clean for --format json
     print(message, file=sys.stderr, flush=True)
+
+
+def progress(message):  # "loading ...", "running ...": only for a person watching a terminal
+    if sys.stderr.isatty():
+        say(message)
 
 
 def check_range(option, value, count, what):
@@ -67,38 +73,47 @@ def check_pairs(args):  # options that come in pairs, before anything slow
 
 
 def main(args):
+    """Every input is checked (sentence, --out, model, --layer, --head) and the figures are
+    in place before the report is printed: an error is one line and leaves stdout empty."""
     from attention_workshop.real import load_model
     from attention_workshop.real.model import check_sentence
     from attention_workshop.real.printout import asked_for, describe, json_report, text_report
 
     check_sentence(args.sentence)  # before the slow part, and before any progress line
     check_pairs(args)
-    model = load_model(args.model, download=args.download, say=say)
-    cfg = model.config
-    check_range("--layer", args.layer, cfg.n_layer, "layers")
-    check_range("--head", args.head, cfg.n_head, "heads")
-    say(f"running {cfg.family} forward pass ({cfg.n_layer} layers x {cfg.n_head} heads) ...")
-    result = model.run(args.sentence)
-    asked = asked_for(model, result, args.sentence, (args.source, args.target),
-                      (args.vs, args.word))  # {"from_to": ..., "vs": ...}: errors come first
-    heads = not asked or args.layer is not None or args.head is not None
-    if args.format == "json":
-        print(json_report(model, result, {k: v["json"] for k, v in asked.items()}))
-    else:
-        lines = text_report(model, result, args.layer, args.head) if heads else [
-            describe(model), f"tokens ({len(result.tokens)}): {' '.join(result.tokens)}"]
-        for part in asked.values():
-            lines += ["", *part["lines"]]
-        print("\n".join(lines))
-    if args.out:
-        from attention_workshop.figures.explorer import real_command_page
-        from attention_workshop.figures.real import draw_from_to, draw_sentence
-        from attention_workshop.files import writable_dir
+    with contextlib.ExitStack() as stack:
+        stage = None
+        if args.out:
+            from attention_workshop.staging import staged
 
-        folder = writable_dir(args.out)
-        paths = (draw_from_to(model, result, folder, asked["from_to"]) if "from_to" in asked
-                 else draw_sentence(model, result, folder, args.layer, args.head))
-        for path in paths:
-            say(f"wrote {path}")
-        say(f"wrote {real_command_page(model, args.sentence, result, folder)}")
+            stage = stack.enter_context(staged(args.out, "real"))  # checked before loading
+        model = load_model(args.model, download=args.download, say=progress)
+        cfg = model.config
+        check_range("--layer", args.layer, cfg.n_layer, "layers")
+        check_range("--head", args.head, cfg.n_head, "heads")
+        progress(f"running {cfg.family} forward pass ({cfg.n_layer} layers x {cfg.n_head} "
+                 "heads) ...")
+        result = model.run(args.sentence)
+        asked = asked_for(model, result, args.sentence, (args.source, args.target),
+                          (args.vs, args.word))  # {"from_to": ..., "vs": ...}: errors come first
+        heads = not asked or args.layer is not None or args.head is not None
+        if args.format == "json":
+            report = json_report(model, result, {k: v["json"] for k, v in asked.items()})
+        else:
+            lines = text_report(model, result, args.layer, args.head) if heads else [
+                describe(model), f"tokens ({len(result.tokens)}): {' '.join(result.tokens)}"]
+            for part in asked.values():
+                lines += ["", *part["lines"]]
+            report = "\n".join(lines)
+        if stage is not None:
+            from attention_workshop.figures.explorer import real_command_page
+            from attention_workshop.figures.real import draw_from_to, draw_sentence
+
+            paths = list(draw_from_to(model, result, stage.path, asked["from_to"])
+                         if "from_to" in asked
+                         else draw_sentence(model, result, stage.path, args.layer, args.head))
+            paths.append(real_command_page(model, args.sentence, result, stage.path))
+    print(report)
+    for path in paths if stage is not None else ():
+        say(f"wrote {stage.final(path)}")
     return 0

@@ -4,10 +4,13 @@ After every module has been computed (and matplotlib imported), the process fork
 the child draws its share of the figures and exits, the parent draws the rest and
 waits. The child inherits everything already imported and computed, so it starts in
 milliseconds. Without fork (Windows, macOS) or with one core, everything is drawn here.
-If the child fails, the parent draws the child's share itself.
+If the child fails, the parent draws the child's share itself; if the parent fails or is
+interrupted, it kills the child first, and a child whose parent dies ends with it.
 """
 
+import contextlib
 import os
+import signal
 import sys
 import warnings
 
@@ -39,16 +42,33 @@ def draw_jobs(jobs):  # [(cost, path, draw)] -> [Path], in the order given
         # Python 3.12+ warns that forking a process with threads (OpenBLAS's idle pool)
         # may deadlock the child; the child only draws with matplotlib, which uses no BLAS.
         warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
+        parent, pid = os.getpid(), os.fork()
     if pid == 0:  # the child: draw, then leave at once without running any cleanup
         code = 1
         try:
+            _die_with(parent)
             run_jobs(there)
             code = 0
         finally:
             os._exit(code)
-    run_jobs(here)
-    _, status = os.waitpid(pid, 0)
+    try:
+        run_jobs(here)
+        _, status = os.waitpid(pid, 0)
+    except BaseException:  # an error or an interrupt here: stop the child before the caller
+        with contextlib.suppress(OSError):  # (the caller throws the half-drawn files away)
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        raise
     if os.waitstatus_to_exitcode(status) != 0:
         run_jobs(there)
     return [path for _, path, _ in jobs]
+
+
+def _die_with(parent):  # in the child: end when the parent ends, even by SIGKILL (Linux)
+    """Otherwise a child outliving a killed run would go on writing into the stage that the
+    next run removes. PR_SET_PDEATHSIG is 1; the parent may have died before it was set."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)

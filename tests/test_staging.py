@@ -1,0 +1,210 @@
+"""staging.staged: a command's set of files replaced as a whole, or not at all.
+
+Each test writes a previous set, then a new one through `staged`, and compares every byte
+of the folder before and after (`tree`); files that are not the command's are never touched.
+"""
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from attention_workshop import manifest, staging
+from attention_workshop.errors import Interrupted, WorkshopError
+from attention_workshop.files import write_atomic
+
+OLD = {"results.log": b"old log\n", "a.png": b"old a", "b.png": b"old b"}
+NEW = {"results.log": b"new log\n", "a.png": b"new a"}  # b.png is no longer in the set
+MINE = {"notes.txt": b"the learner's own notes", "explore_weights.png": b"explore's figure"}
+
+
+def tree(folder):  # {relative path: bytes, or "folder"} of everything under `folder`
+    seen = {}
+    for root, dirs, files in os.walk(folder):
+        for name in dirs:
+            seen[os.path.relpath(os.path.join(root, name), folder)] = "folder"
+        for name in files:
+            path = os.path.join(root, name)
+            with open(path, "rb") as f:
+                seen[os.path.relpath(path, folder)] = f.read()
+    return seen
+
+
+def write_set(folder, files, command="run"):
+    with staging.staged(folder, command) as stage:
+        for name, data in files.items():
+            write_atomic(stage.path / name, data)
+    return stage
+
+
+@pytest.fixture
+def out(tmp_path):  # a folder holding OLD (as run's set) and the learner's own files
+    folder = tmp_path / "out"
+    write_set(folder, OLD)
+    for name, data in MINE.items():
+        (folder / name).write_bytes(data)
+    return folder
+
+
+def test_new_set_replaces_the_old_one_whole_and_keeps_other_files(out):
+    stage = write_set(out, NEW)
+    assert sorted(p.name for p in stage.written) == sorted(NEW)
+    assert stage.removed == [out / "b.png"]
+    listed = {manifest.NAME: json.dumps({"run": sorted(NEW)}, indent=1).encode() + b"\n"}
+    assert tree(out) == {**NEW, **MINE, **listed}
+
+
+def test_another_commands_set_is_its_own(out):
+    write_set(out, {"head_view.html": b"page"}, "real")
+    write_set(out, {}, "real")  # real's new set is empty: only its own old file goes
+    assert {n: tree(out)[n] for n in (*OLD, *MINE)} == {**OLD, **MINE}
+    assert "head_view.html" not in tree(out)
+    assert manifest.read(out) == {"run": sorted(OLD), "real": []}
+
+
+def test_a_first_run_that_fails_leaves_no_folder(tmp_path):
+    with pytest.raises(RuntimeError), staging.staged(tmp_path / "new", "run") as stage:
+        write_atomic(stage.path / "results.log", "half")
+        raise RuntimeError("a module failed")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("error", [RuntimeError("a module failed"), KeyboardInterrupt(),
+                                   Interrupted(signal.SIGTERM), WorkshopError("bad input")])
+def test_failure_or_interrupt_while_writing_changes_nothing(out, error):
+    before = tree(out)
+    with pytest.raises(type(error) if not isinstance(error, KeyboardInterrupt) else Interrupted) \
+            as raised, staging.staged(out, "run") as stage:
+        write_atomic(stage.path / "results.log", "new log\n")
+        raise error
+    assert tree(out) == before
+    if isinstance(error, KeyboardInterrupt):
+        assert raised.value.left == f"'{out}' is as it was (nothing in it changed)"
+        assert raised.value.signum == getattr(error, "signum", signal.SIGINT)
+
+
+def test_a_folder_in_the_way_is_refused_before_anything_changes(out):
+    (out / "a.png").unlink()
+    (out / "a.png").mkdir()
+    (out / "a.png" / "inside.txt").write_text("kept")
+    before = tree(out)
+    with pytest.raises(WorkshopError, match=r"cannot write '.*a\.png': a folder of that name "
+                                            r"is in the way; move it, or choose another"):
+        write_set(out, NEW)
+    assert tree(out) == before
+
+
+def test_a_rename_that_fails_mid_commit_puts_every_file_back(out, monkeypatch):
+    before = tree(out)
+    real_replace, calls = os.replace, []
+
+    def replace(src, dst):  # results.log, the second file of the set, cannot be replaced
+        calls.append(dst)
+        if dst == out / "results.log":
+            raise PermissionError(errno.EPERM, "Operation not permitted")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(staging.os, "replace", replace)
+    with pytest.raises(WorkshopError, match=r"cannot replace '.*results\.log' \(Operation not "
+                                            r"permitted\); nothing in '.*' was changed"):
+        write_set(out, NEW)
+    assert out / "a.png" in calls  # a.png was replaced, then put back
+    assert tree(out) == before
+
+
+def test_an_immutable_file_is_refused_and_nothing_changes(out):
+    done = subprocess.run(["chattr", "+i", str(out / "results.log")], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip("chattr +i is not allowed here")
+    try:
+        before = tree(out)
+        with pytest.raises(WorkshopError, match=r"cannot replace '.*results\.log' \(Operation "
+                                                r"not permitted\)"):
+            write_set(out, NEW)
+        assert tree(out) == before
+    finally:
+        subprocess.run(["chattr", "-i", str(out / "results.log")], check=True)
+
+
+def test_no_space_names_the_file_and_says_what_to_do(out, monkeypatch):
+    before = tree(out)
+
+    def full(path, data):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    with pytest.raises(WorkshopError) as raised, staging.staged(out, "run") as stage:
+        full(stage.path / "a.png", b"")
+    assert str(raised.value) == (f"cannot write '{out / 'a.png'}' (No space left on device); "
+                                 f"nothing in '{out}' was changed; free some space, or choose "
+                                 "another with --out DIR")
+    assert tree(out) == before
+
+
+def test_an_interrupt_during_the_commit_waits_for_it_to_end(out, monkeypatch):
+    real_finish = staging.finish
+
+    def interrupted_finish(*args):
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C just as the files are being renamed
+        return real_finish(*args)
+
+    monkeypatch.setattr(staging, "finish", interrupted_finish)
+    with pytest.raises(Interrupted) as raised:
+        write_set(out, NEW)
+    assert raised.value.left.startswith(f"'{out}' holds the new set, complete")
+    assert {n: tree(out).get(n) for n in (*OLD, *MINE)} == {**NEW, "b.png": None, **MINE}
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handlers restored
+
+
+def stage_left_by_a_killed_run(out, kind, files):  # what a SIGKILL leaves at steps 2 and 3
+    path = out / f"{kind}killed"
+    path.mkdir()
+    for name, data in files.items():
+        (path / name).write_bytes(data)
+    return path
+
+
+def test_the_next_run_removes_a_stage_a_killed_run_left(out):
+    killed = stage_left_by_a_killed_run(out, staging.NEW, {"results.log": b"half"})
+    with staging.staged(out, "run") as stage:
+        assert not killed.exists()
+        assert [p.name for p in out.iterdir() if p.name.startswith(".attention-workshop-")] \
+            == [stage.path.name]
+
+
+def test_the_next_run_finishes_a_commit_a_killed_run_left(out):
+    """Killed after the commit point, with results.log already renamed in: the rest follows."""
+    (out / "results.log").write_bytes(NEW["results.log"])
+    listed = {"run": sorted(NEW)}
+    done = stage_left_by_a_killed_run(out, staging.DONE, {
+        "a.png": NEW["a.png"], manifest.NAME: json.dumps(listed).encode(),
+        manifest.REMOVALS: json.dumps(["b.png"]).encode()})
+    (done / staging.ASIDE).mkdir()
+    staging.recover(out)
+    assert tree(out) == {**NEW, **MINE, manifest.NAME: json.dumps(listed).encode()}
+
+
+def test_a_stage_whose_writer_still_runs_is_left_alone(out):
+    live = stage_left_by_a_killed_run(out, staging.NEW, {"results.log": b"being written"})
+    holder = subprocess.Popen(  # another process holds the stage's lock, as a live run does
+        [sys.executable, "-c", "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); "
+         "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); sys.stdin.read()",
+         str(live)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        staging.recover(out)
+        assert (live / "results.log").read_bytes() == b"being written"
+    finally:
+        holder.communicate("")
+    staging.recover(out)  # its writer is gone: now it goes
+    assert not live.exists()
+
+
+def test_a_damaged_file_list_is_taken_as_empty(out):
+    (out / manifest.NAME).write_text('{"run": ["../../etc/passwd", "b.png"], "run": []}')
+    write_set(out, NEW)
+    assert tree(out)["b.png"] == OLD["b.png"]  # not known as run's: kept
+    assert manifest.read(out) == {"run": sorted(NEW)}
