@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import pytest
+from folders import tree
 
 from attention_workshop import manifest, staging
 from attention_workshop.errors import Interrupted, WorkshopError
@@ -20,18 +21,6 @@ from attention_workshop.files import write_atomic
 OLD = {"results.log": b"old log\n", "a.png": b"old a", "b.png": b"old b"}
 NEW = {"results.log": b"new log\n", "a.png": b"new a"}  # b.png is no longer in the set
 MINE = {"notes.txt": b"the learner's own notes", "explore_weights.png": b"explore's figure"}
-
-
-def tree(folder):  # {relative path: bytes, or "folder"} of everything under `folder`
-    seen = {}
-    for root, dirs, files in os.walk(folder):
-        for name in dirs:
-            seen[os.path.relpath(os.path.join(root, name), folder)] = "folder"
-        for name in files:
-            path = os.path.join(root, name)
-            with open(path, "rb") as f:
-                seen[os.path.relpath(path, folder)] = f.read()
-    return seen
 
 
 def write_set(folder, files, command="run"):

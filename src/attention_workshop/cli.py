@@ -4,12 +4,12 @@ Bad input becomes one line on stderr and exit code 2, never a traceback.
 """
 
 import argparse
-import contextlib
 import importlib
 import os
 import signal
 import sys
 
+from attention_workshop import interrupts
 from attention_workshop.errors import Interrupted, WorkshopError
 
 PROG = "attention-workshop"
@@ -55,35 +55,25 @@ def main(argv=None):
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error (2), already printed
         return exc.code
-    with _sigterm_interrupts():
+    with interrupts.raised():
         try:
             return args.handler(args)
         except WorkshopError as exc:
             print(f"{PROG}: error: {exc}", file=sys.stderr)
             return 2
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM; Interrupted says what it left
-            left = exc.left if isinstance(exc, Interrupted) else "nothing was written"
-            print(f"{PROG}: interrupted; {left}", file=sys.stderr)
-            return 128 + getattr(exc, "signum", signal.SIGINT)
+            return _interrupted(exc.left if isinstance(exc, Interrupted) else None,
+                                getattr(exc, "signum", signal.SIGINT))
         except BrokenPipeError:  # the reader stopped early (e.g. `| head`): nothing more to say
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 1
+        except Exception:
+            if interrupts.seen() is None:
+                raise
+            # an interrupt inside an import (numpy's C code) can surface as an ImportError
+            return _interrupted(None, interrupts.seen())
 
 
-@contextlib.contextmanager
-def _sigterm_interrupts():
-    """SIGTERM (`kill PID`, a closing terminal, a CI timeout) interrupts like Ctrl-C, so a
-    half-built output set is cleaned away the same way; the old handler comes back after."""
-
-    def interrupt(signum, frame):
-        raise Interrupted(signum)
-
-    try:
-        previous = signal.signal(signal.SIGTERM, interrupt)
-    except ValueError:  # not the main thread: leave SIGTERM as it is
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+def _interrupted(left, signum):
+    print(f"{PROG}: interrupted; {left or 'nothing was written'}", file=sys.stderr)
+    return 128 + signum

@@ -34,13 +34,12 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attention_workshop import manifest
+from attention_workshop import interrupts, manifest
 from attention_workshop.errors import Interrupted, WorkshopError
 from attention_workshop.files import OUT_TODO, cannot_write_folder
 
 NEW, DONE = ".attention-workshop-new-", ".attention-workshop-done-"
 ASIDE = ".previous"  # inside a stage being committed: hard links to the files it replaces
-HELD = ("SIGINT", "SIGTERM")  # the signals held during a commit
 
 
 @dataclass
@@ -65,16 +64,19 @@ def staged(folder, command, todo=OUT_TODO):  # -> Stage
     the file as it would have been in `folder`); an interrupt raises errors.Interrupted saying
     what `folder` holds. `todo` ends the message when `folder` cannot be written."""
     folder, created = Path(folder), not os.path.lexists(folder)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with held_signals(), _locked(folder):
-            recover(folder)
-        path = Path(tempfile.mkdtemp(dir=folder, prefix=NEW))
-    except OSError as exc:
-        raise cannot_write_folder(folder, exc, todo) from None
-    lock = _hold_lock(path)  # a later run leaves this stage alone while we live
+    with interrupts.held() as caught:  # an interrupt now takes effect once the stage is locked
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            with _locked(folder):
+                recover(folder)
+            path = Path(tempfile.mkdtemp(dir=folder, prefix=NEW))
+        except OSError as exc:
+            raise cannot_write_folder(folder, exc, todo) from None
+        lock = _hold_lock(path)  # a later run leaves this stage alone while we live
     stage = Stage(folder, path, command)
     try:
+        if caught:
+            raise Interrupted(caught[0])
         try:
             yield stage
         except OSError as exc:
@@ -83,10 +85,11 @@ def staged(folder, command, todo=OUT_TODO):  # -> Stage
     except BaseException as exc:
         if stage.committed:
             raise  # an interrupt held during the commit: its message says what the folder holds
-        with held_signals():
+        with interrupts.held():
             _discard(stage.at or stage.path)
-        if isinstance(exc, KeyboardInterrupt):
-            raise Interrupted(getattr(exc, "signum", signal.SIGINT),
+        # an interrupt inside an import can surface as another error: interrupts.seen() knows
+        if isinstance(exc, KeyboardInterrupt) or interrupts.seen():
+            raise Interrupted(getattr(exc, "signum", None) or interrupts.seen() or signal.SIGINT,
                               f"'{folder}' is as it was (nothing in it changed)") from None
         raise
     finally:
@@ -100,7 +103,7 @@ def commit(stage, todo=OUT_TODO):
     """Step 3: swap the stage's files in as `stage.command`'s set in `stage.folder`."""
     folder = stage.folder
     names = set_names(stage.path)
-    with held_signals() as caught, _locked(folder):
+    with interrupts.held() as caught, _locked(folder):
         sets = manifest.read(folder)
         stale = [n for n in sets.get(stage.command, []) if n not in names
                  and os.path.lexists(folder / n) and not _is_folder(folder / n)]
@@ -160,25 +163,6 @@ def recover(folder):  # step 4, under the folder's lock
             _discard(entry.path)
         finally:
             os.close(lock)
-
-
-@contextlib.contextmanager
-def held_signals():  # -> list of the signals that came while held (first first)
-    """Ctrl-C and SIGTERM wait until the block ends: Python runs signal handlers in the main
-    thread, so handlers that only take note keep the block whole, whichever thread the
-    signal reached. Outside the main thread signals cannot be caught: nothing is held."""
-    caught, saved = [], {}
-    try:
-        for name in HELD:
-            number = getattr(signal, name)
-            saved[number] = signal.signal(number, lambda signum, _: caught.append(signum))
-    except ValueError:  # not the main thread
-        pass
-    try:
-        yield caught
-    finally:
-        for number, handler in saved.items():
-            signal.signal(number, handler)
 
 
 def _set_aside(folder, stage, names, todo):
