@@ -68,7 +68,7 @@ def test_corrupt_config_and_tokenizer(tmp_path):
     with pytest.raises(WorkshopError, match="tokenizer file is corrupt"):
         load_model(tmp_path)
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "t5"}))
-    with pytest.raises(WorkshopError, match="model_type 't5' is not supported"):
+    with pytest.raises(WorkshopError, match='model_type "t5" is not supported'):
         load_model(tmp_path)
 
 

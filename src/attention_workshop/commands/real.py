@@ -59,7 +59,7 @@ def check_range(option, value, count, what):
 
 def check_pairs(args):  # options that come in pairs, before anything slow
     from attention_workshop.errors import WorkshopError
-    from attention_workshop.real.model import check_sentence
+    from attention_workshop.sentences import check_sentence
 
     for one, other, a, b in (("--from", "--to", args.source, args.target),
                              ("--vs", "--word", args.vs, args.word)):
@@ -76,8 +76,8 @@ def main(args):
     """Every input is checked (sentence, --out, model, --layer, --head) and the figures are
     in place before the report is printed: an error is one line and leaves stdout empty."""
     from attention_workshop.real import load_model
-    from attention_workshop.real.model import check_sentence
     from attention_workshop.real.printout import asked_for, describe, json_report, text_report
+    from attention_workshop.sentences import check_sentence
 
     check_sentence(args.sentence)  # before the slow part, and before any progress line
     check_pairs(args)

@@ -16,6 +16,10 @@ from attention_workshop.attention import causal_mask, scaled_dot_product_attenti
 from attention_workshop.embeddings import tokenize
 from attention_workshop.errors import WorkshopError
 from attention_workshop.explore.tables import builtin_table, builtin_wiring
+from attention_workshop.sentences import check_sentence
+from attention_workshop.userfiles import printable
+
+MAX_WORDS = 50  # a 50 x 50 table is already wider than any screen; 5,000 words would take minutes
 
 
 @dataclass(frozen=True)
@@ -65,9 +69,13 @@ def lookup(sentence, table):  # str, Table -> (list[str], [T, d_model])
 
     Example: lookup("The river bank.", builtin_table()) -> (["the", "river", "bank"], X [3, 4]).
     """
+    check_sentence(sentence)
     tokens = words_of(sentence, table)
     if not tokens:
         raise WorkshopError('the sentence is empty; give some words, e.g. "the river bank"')
+    if len(tokens) > MAX_WORDS:
+        raise WorkshopError(f"the sentence has {len(tokens)} words; explore reads at most "
+                            f"{MAX_WORDS}: shorten it")
     unknown = [w for w in dict.fromkeys(tokens) if w not in table.words]
     if unknown:
         raise WorkshopError(_unknown_words(unknown, table))
@@ -80,7 +88,8 @@ def _unknown_words(unknown, table):
     parts = []
     for word in unknown:
         close = difflib.get_close_matches(word, known, n=3)
-        parts.append(f"'{word}' (closest: {', '.join(close)})" if close else f"'{word}'")
+        shown = printable(word, 40)  # a word may hold escape codes or run for a page
+        parts.append(f"'{shown}' (closest: {', '.join(close)})" if close else f"'{shown}'")
     verb = "is" if len(unknown) == 1 else "are"
     where = "built-in table" if table.source == "built-in" else f"table '{table.source}'"
     listing = "" if "closest" in " ".join(parts) else f"; known words: {_some(known)}"
@@ -158,8 +167,8 @@ def positions(tokens, word):  # -> list[int]
     wanted = {word.lower(), word.lower().strip(string.punctuation)}
     found = [i for i, t in enumerate(tokens) if t in wanted]
     if not found:
-        raise WorkshopError(f"--word '{word}' is not in the sentence; choose one of: "
-                            f"{', '.join(dict.fromkeys(tokens))}")
+        raise WorkshopError(f"--word '{printable(word, 40)}' is not in the sentence; choose "
+                            f"one of: {', '.join(dict.fromkeys(tokens))}")
     return found
 
 

@@ -3,18 +3,24 @@
 config.json's sizes become one frozen ModelConfig in one vocabulary (n_layer, n_head,
 d_model, d_head), whatever the family calls them (hidden_size vs n_embd: each family
 file's CONFIG_KEYS says). The weight loader only copies: every tensor keeps its
-checkpoint name, and a missing or wrongly shaped one is an error that names it.
+checkpoint name, and a missing or wrongly shaped one is an error that names it. Every
+config value, the file's layer count and dtypes, and the tokenizer's ids are checked first
+(folder_checks.py), before anything is allocated.
 """
 
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
 from attention_workshop.errors import WorkshopError
+from attention_workshop.real import folder_checks as checks
 from attention_workshop.real.catalog import check_folder
 from attention_workshop.real.families import FAMILIES, family
 from attention_workshop.real.transformer import ACTIVATION
+from attention_workshop.userfiles import refuse
+
+KINDS = {"eps": "epsilon", "activation": tuple(ACTIVATION)}  # how a field is checked; else "size"
 
 
 @dataclass(frozen=True)
@@ -41,42 +47,45 @@ class ModelConfig:
 
 def read_config(path):  # Path to config.json -> ModelConfig
     """Example: MiniLM's config.json -> ModelConfig(family='bert', n_layer=6, n_head=12, ...)."""
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise WorkshopError(f"cannot read {path} ({exc}); is the model folder complete?") from None
-    return config_from_dict(raw, str(path))
+    from attention_workshop.userfiles import read_json
+
+    return config_from_dict(read_json(path, "model config", checks.TODO), path)
 
 
-def config_from_dict(raw, where="config.json"):  # dict -> ModelConfig
-    model_type = raw.get("model_type") if isinstance(raw, dict) else None
-    if model_type not in FAMILIES:
-        raise WorkshopError(f"{where}: model_type {model_type!r} is not supported; "
-                            f"this workshop reads {' and '.join(FAMILIES)} models")
+def config_from_dict(raw, where="config.json"):  # dict -> ModelConfig, every value checked
+    """Example: {"model_type": "gpt2", "n_layer": 2, ...} -> ModelConfig(family='gpt2', ...);
+    {"num_attention_heads": 0, ...} -> "cannot read model config 'config.json':
+    num_attention_heads is 0; it must be a whole number, at least 1; ..."."""
+    if not isinstance(raw, dict):
+        raise refuse("model config", where, "expected a table of keys at the top", checks.TODO)
+    model_type = raw.get("model_type")
+    if not isinstance(model_type, str) or model_type not in FAMILIES:
+        raise refuse("model config", where, f"model_type {checks.shown(model_type)} is not "
+                     f"supported; this workshop reads {' and '.join(FAMILIES)} models",
+                     "give the folder of one of those")
     fam = family(model_type)
     for key, wanted in fam.REQUIRED.items():
         if raw.get(key, wanted) != wanted:
-            raise WorkshopError(f"{where}: {key} = {raw[key]!r} is not supported "
-                                f"(needs {wanted!r})")
+            raise refuse("model config", where, f"{key} is {checks.shown(raw[key])}, which is "
+                         f"not supported (needs {checks.shown(wanted)})", checks.TODO)
     values = {"family": model_type, "causal": fam.CAUSAL}
     for field in fields(ModelConfig)[2:]:
         key = fam.CONFIG_KEYS.get(field.name)
         if key in raw:
-            values[field.name] = raw[key]
+            values[field.name] = checks.config_value(
+                where, key, raw[key], KINDS.get(field.name, "size"),
+                may_be_null=field.name in fam.DEFAULTS and fam.DEFAULTS[field.name] is None)
         elif field.name in fam.DEFAULTS:
             values[field.name] = fam.DEFAULTS[field.name]
         elif key is not None:
-            raise WorkshopError(f"{where}: the key '{key}' is missing")
+            raise refuse("model config", where, f"the key '{key}' is missing", checks.TODO)
         # else the field keeps ModelConfig's own default (a size other families do not have)
     if values["d_mlp"] is None:  # e.g. GPT-2's n_inner: null means 4 x n_embd
         values["d_mlp"] = 4 * values["d_model"]
-    if values["activation"] not in ACTIVATION:
-        raise WorkshopError(f"{where}: activation {values['activation']!r} is not supported "
-                            f"(known: {', '.join(ACTIVATION)})")
     config = ModelConfig(**values)
     if config.d_model % config.n_head:
-        raise WorkshopError(f"{where}: d_model {config.d_model} is not a multiple of "
-                            f"{config.n_head} heads")
+        raise refuse("model config", where, f"d_model {config.d_model} is not a multiple of "
+                     f"{config.n_head} heads", checks.TODO)
     return config
 
 
@@ -90,20 +99,27 @@ def load_weights(path, cfg, dtype="float32"):  # Path, ModelConfig -> {name: arr
     from safetensors import SafetensorError, safe_open
 
     fam = family(cfg.family)
-    expected = fam.tensor_shapes(cfg)
     try:
         with safe_open(str(path), framework="np") as f:
             names = set(f.keys())
             prefix = fam.PREFIX if any(n.startswith(fam.PREFIX) for n in names) else ""
+            # names listed for the layers the header can hold, not for num_hidden_layers 1e9
+            outside = len(fam.tensor_shapes(replace(cfg, n_layer=0)))
+            most = checks.most_layers(len(fam.tensor_shapes(replace(cfg, n_layer=1))) - outside,
+                                      outside, len(names))
+            asked = f" (config.json asks for {cfg.n_layer} layers)" if cfg.n_layer > most else ""
+            expected = fam.tensor_shapes(replace(cfg, n_layer=min(cfg.n_layer, most + 1)))
             for name, shape in expected.items():
                 if prefix + name not in names:
-                    raise WorkshopError(f"tensor '{prefix}{name}' is missing from {path}; "
+                    raise WorkshopError(f"tensor '{prefix}{name}' is missing from {path}{asked}; "
                                         f"is this a {cfg.family} checkpoint matching config.json?")
-                actual = tuple(f.get_slice(prefix + name).get_shape())
+                header = f.get_slice(prefix + name)
+                checks.check_dtype(path, prefix + name, header.get_dtype())
+                actual = tuple(header.get_shape())
                 if actual != shape:
                     raise WorkshopError(f"tensor '{prefix}{name}' in {path} has shape "
                                         f"{list(actual)}, but config.json implies {list(shape)}")
-            weights = {name: f.get_tensor(prefix + name).astype(dtype, copy=False)
+            weights = {name: read_tensor(f, path, prefix + name).astype(dtype, copy=False)
                        for name in expected}
     except (SafetensorError, OSError, ValueError, TypeError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -114,6 +130,18 @@ def load_weights(path, cfg, dtype="float32"):  # Path, ModelConfig -> {name: arr
             raise WorkshopError(f"tensor '{prefix}{name}' in {path} holds NaN or infinity; "
                                 "the checkpoint is damaged: download or install it again")
     return weights
+
+
+def read_tensor(f, path, name):  # an open safe_open file -> the tensor as a numpy array
+    """numpy has no bfloat16: such a tensor's 16 bits are the top half of a float32's."""
+    if f.get_slice(name).get_dtype() != "BF16":
+        return f.get_tensor(name)
+    with open(path, "rb") as raw:  # the header's offsets: where the tensor's bytes are
+        size = int.from_bytes(raw.read(8), "little")
+        entry = json.loads(raw.read(size))[name]
+    start, end = entry["data_offsets"]
+    bits = np.fromfile(path, dtype="<u2", count=(end - start) // 2, offset=8 + size + start)
+    return (bits.astype(np.uint32) << 16).view(np.float32).reshape(entry["shape"])
 
 
 def load_tokenizer(path):  # Path -> tokenizers.Tokenizer
@@ -137,5 +165,7 @@ def load_folder(folder, dtype="float32"):  # path -> (ModelConfig, weights, Toke
     """Check the folder, then read its config, weights and tokenizer."""
     folder = check_folder(folder)
     cfg = read_config(folder / "config.json")
+    tokenizer = load_tokenizer(folder / "tokenizer.json")
+    checks.check_token_ids(folder / "tokenizer.json", tokenizer, cfg.n_vocab)
     weights = load_weights(folder / "model.safetensors", cfg, dtype)
-    return cfg, weights, load_tokenizer(folder / "tokenizer.json")
+    return cfg, weights, tokenizer

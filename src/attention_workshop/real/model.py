@@ -7,6 +7,10 @@ import numpy as np
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real.checkpoint import ModelConfig
 from attention_workshop.real.families import family
+from attention_workshop.sentences import check_sentence
+from attention_workshop.userfiles import printable
+
+MAX_TOKENS = 512  # [n_layer, n_head, T, T] weights are kept, printed and drawn: T stays modest
 
 
 @dataclass(frozen=True)
@@ -37,31 +41,53 @@ class Model:
         """Tokenize `sentence` and run the forward pass in NumPy.
 
         Example: load_model("minilm").run("the river bank").attentions.shape -> (6, 12, 5, 5).
+        Numbers that overflow (huge weights) are refused, naming the layer, never returned.
         """
         tokens, ids, special = encode(self.tokenizer, sentence, self.config.n_ctx)
-        out = family(self.config.family).forward(self.weights, self.config, np.asarray(ids))
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # checked below
+            out = family(self.config.family).forward(self.weights, self.config, np.asarray(ids))
+        check_finite(self.name, out)
         return RunResult(tokens=tokens, ids=ids, special=special, attentions=out["attentions"],
                          hidden=out["hidden_states"][-1], hidden_states=out["hidden_states"],
                          queries=out["queries"], keys=out["keys"], values=out["values"])
 
 
-def check_sentence(sentence):  # str -> None, or WorkshopError
-    """Refuse an empty sentence before any model is loaded for it."""
-    if not sentence.strip():
-        raise WorkshopError('the sentence is empty; give a few words, e.g. "the river bank"')
+def check_finite(name, out):  # forward's dict of arrays -> None, or WorkshopError
+    """The first layer whose numbers are NaN or infinite, named. Example: weights of 1e30 ->
+    "gpt2's numbers overflow to NaN or infinity in layer 0 (its attention); ..."."""
+    hidden, attentions = out["hidden_states"], out["attentions"]  # [L + 1, T, D], [L, H, T, T]
+    for i in range(len(hidden)):
+        if i > 0 and not np.isfinite(attentions[i - 1]).all():
+            where = f"layer {i - 1} (its attention weights)"
+        elif not np.isfinite(hidden[i]).all():
+            where = "the embeddings" if i == 0 else f"layer {i - 1} (its output)"
+        else:
+            continue
+        raise WorkshopError(f"{name}'s numbers overflow to NaN or infinity in {where}: its "
+                            "weights or config.json's values (layer_norm_eps) are out of range; "
+                            "nothing is shown")
+
+
+def special_ids(tokenizer):  # -> {id} of the tokenizer's special tokens ([CLS], <|endoftext|>)
+    return {i for i, token in tokenizer.get_added_tokens_decoder().items() if token.special}
 
 
 def encode(tokenizer, sentence, n_ctx):  # Tokenizer, str, int -> (tokens, ids, special)
     """Example (MiniLM): "the river bank" -> ['[CLS]', 'the', 'river', 'bank', '[SEP]'],
     [101, 1996, 2314, 2924, 102], [True, False, False, False, True] (the special tokens).
-    A sentence longer than the model's n_ctx positions is an error, never silently cut."""
+    A sentence longer than the model's n_ctx positions (or MAX_TOKENS) is an error, never
+    silently cut; so is one of special tokens only, typed ("[CLS] [SEP]") or not."""
     check_sentence(sentence)
     encoding = tokenizer.encode(sentence)
     tokens, ids = list(encoding.tokens), list(encoding.ids)
     special = [bool(flag) for flag in encoding.special_tokens_mask]
-    if not ids:
-        raise WorkshopError(f"the sentence {sentence!r} gives no tokens; try ordinary words")
-    if len(ids) > n_ctx:
-        raise WorkshopError(f"the sentence is {len(ids)} tokens long, but the model has "
-                            f"positions for {n_ctx}; shorten it")
+    typed = special_ids(tokenizer)
+    if not any(not flag and i not in typed for i, flag in zip(ids, special, strict=True)):
+        shown = printable(" ".join(tokens), 80) if tokens else "none"
+        raise WorkshopError(f"the sentence gives no word token (its tokens: {shown}); give a "
+                            'few words, e.g. "the river bank"')
+    if len(ids) > min(n_ctx, MAX_TOKENS):
+        most = (f"the model has positions for {n_ctx}" if n_ctx <= MAX_TOKENS
+                else f"real reads at most {MAX_TOKENS}")
+        raise WorkshopError(f"the sentence is {len(ids)} tokens long, but {most}; shorten it")
     return tokens, ids, special

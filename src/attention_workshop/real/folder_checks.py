@@ -1,0 +1,79 @@
+"""What a model folder must hold, checked before anything is allocated for it.
+
+- config.json (read through userfiles.read_json: a regular file, no NaN, no repeated key):
+  every size a whole number of at least 1 (not true, not "384", not 2.5), the layer-norm
+  epsilon a positive number, the activation a known name (`config_value`);
+- model.safetensors, from its header alone (names, dtypes, shapes; nothing loaded): no more
+  layers than it holds tensors for (num_hidden_layers 1e9 is refused before 1e9 layers of
+  names are listed: `most_layers`), and float16, bfloat16, float32 or float64 weights only
+  (`check_dtype`);
+- tokenizer.json: every id it can give has a row in the embedding table (`check_token_ids`).
+
+Each refusal is one line in userfiles' wording, e.g. "cannot read model config
+'m/config.json': num_attention_heads is 0; it must be a whole number, at least 1; fix it, or
+give the folder of a complete model".
+"""
+
+import json
+import math
+
+from attention_workshop.userfiles import printable, refuse
+
+TODO = "fix it, or give the folder of a complete model"
+DTYPES = {"F16": "float16", "BF16": "bfloat16", "F32": "float32", "F64": "float64"}
+MAX_SIZE = 2**31 - 1  # far above any real model's size, and every product of two stays exact
+
+
+def config_value(path, key, value, kind, may_be_null=False):  # -> the value, checked
+    """kind "size" (a whole number >= 1), "epsilon" (a number > 0) or a tuple of the allowed
+    names. Example: config_value(p, "hidden_size", "384", "size") -> refused:
+    'hidden_size is "384" (text); it must be a whole number, at least 1'."""
+    if value is None and may_be_null:
+        return None
+    if kind == "size":
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        ok = whole and 1 <= value <= MAX_SIZE
+        wanted = f"at most {MAX_SIZE}" if whole and value > MAX_SIZE else \
+            "a whole number, at least 1"
+    elif kind == "epsilon":
+        ok = isinstance(value, int | float) and not isinstance(value, bool) \
+            and math.isfinite(value) and value > 0
+        wanted = "a positive number (e.g. 1e-12)"
+    else:
+        ok = isinstance(value, str) and value in kind
+        wanted = f"one of: {', '.join(kind)}"
+    if not ok:
+        text = " (text)" if isinstance(value, str) and kind in ("size", "epsilon") else ""
+        raise refuse("model config", path, f"{key} is {shown(value)}{text}; it must be {wanted}",
+                     TODO)
+    return value
+
+
+def shown(value):  # a config value as JSON writes it, on one line: 0, 2.5, true, null, "384"
+    return printable(json.dumps(value, ensure_ascii=False), 40)
+
+
+def most_layers(tensors_per_layer, tensors_outside, tensors_held):  # -> int
+    """How many layers a file can hold: a config asking for more lacks a tensor in layer
+    most + 1, which is all the loader needs to list. Example: 16 tensors a layer, 4 outside
+    the layers, 36 in the file -> 2."""
+    return max(0, (tensors_held - tensors_outside) // max(1, tensors_per_layer))
+
+
+def check_dtype(path, name, dtype):  # safetensors' dtype code, e.g. "F32", "I8", "F8_E4M3"
+    if dtype not in DTYPES:
+        raise refuse("model weights", path, f"tensor '{printable(name, 80)}' is {dtype}; "
+                     f"only {', '.join(DTYPES.values())} weights are read", TODO)
+
+
+def check_token_ids(path, tokenizer, n_vocab):  # tokenizers.Tokenizer, rows in the table
+    """Every id the tokenizer can give must index the embedding table (else IndexError later).
+
+    Example: a tokenizer with ids 0-40999 and vocab_size 30522 -> refused."""
+    vocab = tokenizer.get_vocab(with_added_tokens=True)
+    top = max(vocab.values(), default=-1)
+    if top >= n_vocab:
+        word = next(w for w, i in vocab.items() if i == top)
+        raise refuse("model tokenizer", path, f"it gives ids up to {top} "
+                     f"({printable(word, 30)!r}), but the embedding table has {n_vocab} rows "
+                     "(vocab_size in config.json)", TODO)
