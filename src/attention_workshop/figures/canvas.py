@@ -11,9 +11,12 @@ import matplotlib
 from matplotlib.figure import Figure
 
 from attention_workshop.files import write_atomic
+from attention_workshop.userfiles import printable
 
 DPI = 110
+MAX_LABEL = 24  # characters of a token drawn as a label; a longer one ends in "…"
 STYLE = {
+    "text.parse_math": False,  # every label is plain text: "$5 for check #12 and $3" as typed
     "font.size": 10,
     "axes.titlesize": 12,
     "axes.titleweight": "bold",
@@ -31,6 +34,12 @@ def styled(draw):
             return draw(*args, **kwargs)
 
     return wrapper
+
+
+def label(text, limit=MAX_LABEL):  # any text -> one line of at most `limit` characters
+    """What a figure draws for a token, a word or a sentence: control characters escaped,
+    a long one cut. Example: label("x" * 50) -> 23 x's and "…"; label("$5") -> "$5"."""
+    return printable(text, limit)
 
 
 def new_figure(width, height, margins=None, **subplots):

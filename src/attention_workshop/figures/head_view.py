@@ -2,36 +2,31 @@
 
 Pick a layer, switch heads on and off, hover a token to see only where it looks.
 No server, no network, no library: the weights are embedded as JSON and drawn
-with a few lines of plain JavaScript on an SVG.
+with a few lines of plain JavaScript on an SVG. Tokens and titles are data, whatever they
+hold: html_data.py embeds them (no "</script>" or "<!--" can end the data), the page sets
+them with textContent, and its Content-Security-Policy lets only its own script run.
 """
 
 import json
+
+import numpy as np
+
+from attention_workshop.figures.html_data import csp_hash, fill, json_for_script, text
 
 # Twelve distinguishable colours; heads beyond twelve reuse them.
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf",
           "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#393b79", "#ad494a"]
 
-PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<title>__TITLE__</title>
-<style>
+STYLE = """
  body { font: 14px system-ui, sans-serif; margin: 24px; color: #222; }
  h1 { font-size: 18px; } .heads label { margin-right: 10px; white-space: nowrap; }
  .swatch { display: inline-block; width: 12px; height: 12px; vertical-align: middle; }
  svg text { font: 14px monospace; cursor: pointer; } .note { color: #666; max-width: 48em; }
-</style></head><body>
-<h1>__TITLE__</h1>
-<p class="note">Left: the token that looks (the query). Right: the tokens it looks at (the keys).
-A line's opacity is the attention weight; each token's weights sum to 1 within a head.
-Hover a token on the left to see only its lines.</p>
-<p>Layer <select id="layer"></select>
-<button id="all">all heads</button> <button id="none">no heads</button></p>
-<p class="heads" id="heads"></p>
-<svg id="view"></svg>
-<script id="data" type="application/json">__DATA__</script>
-<script>
+"""
+
+SCRIPT = """
 const data = JSON.parse(document.getElementById("data").textContent);
-const colors = __COLORS__;
+const colors = COLORS_JSON;
 const T = data.tokens.length, rowH = 28, leftX = 160, rightX = 460;
 const svg = document.getElementById("view");
 svg.setAttribute("width", 620); svg.setAttribute("height", T * rowH + 20);
@@ -80,7 +75,26 @@ function draw() {
   });
 }
 draw();
-</script></body></html>
+""".replace("COLORS_JSON", json.dumps(COLORS))
+
+# One pass fills every __NAME__ (html_data.fill): a token or title reading "__DATA__" stays
+# text. Only the script and style below may run (their hashes); the data never runs.
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy"
+ content="default-src 'none'; script-src '__SCRIPT_HASH__'; style-src '__STYLE_HASH__'">
+<title>__TITLE__</title>
+<style>__STYLE__</style></head><body>
+<h1>__TITLE__</h1>
+<p class="note">Left: the token that looks (the query). Right: the tokens it looks at (the keys).
+A line's opacity is the attention weight; each token's weights sum to 1 within a head.
+Hover a token on the left to see only its lines.</p>
+<p>Layer <select id="layer"></select>
+<button id="all">all heads</button> <button id="none">no heads</button></p>
+<p class="heads" id="heads"></p>
+<svg id="view"></svg>
+<script id="data" type="application/json">__DATA__</script>
+<script>__SCRIPT__</script></body></html>
 """
 
 
@@ -91,9 +105,9 @@ def head_view_html(title, tokens, attentions, start_layer=0):  # str, [T], [L, H
     embeds {"tokens": [...], "layers": 6, "heads": 12, "attentions": [[[[0.71, ...]]]]}.
     """
     L, H = attentions.shape[:2]
-    data = {"tokens": list(tokens), "layers": L, "heads": H, "start_layer": int(start_layer),
-            "attentions": attentions.round(3).tolist()}
-    payload = json.dumps(data).replace("</", "<\\/")  # a token like "</script>" stays data
-    escaped = title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return (PAGE.replace("__TITLE__", escaped).replace("__COLORS__", json.dumps(COLORS))
-            .replace("__DATA__", payload))
+    data = {"tokens": [str(t) for t in tokens], "layers": L, "heads": H,
+            "start_layer": int(start_layer),  # rounded in float64: 0.01, not 0.009999999776
+            "attentions": np.asarray(attentions, dtype=float).round(3).tolist()}
+    return fill(PAGE, {"TITLE": text(title), "STYLE": STYLE, "SCRIPT": SCRIPT,
+                       "DATA": json_for_script(data), "SCRIPT_HASH": csp_hash(SCRIPT),
+                       "STYLE_HASH": csp_hash(STYLE)})

@@ -9,7 +9,7 @@ import numpy as np
 
 from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
 from attention_workshop.figures import Drawing
-from attention_workshop.figures.canvas import annotate_heatmap, new_figure, save, styled
+from attention_workshop.figures.canvas import annotate_heatmap, label, new_figure, save, styled
 from attention_workshop.figures.head_view import head_view_html
 from attention_workshop.files import write_atomic
 from attention_workshop.modules import module3
@@ -19,15 +19,20 @@ from attention_workshop.modules import module3
 def head_grid(tokens, weights, title, path, cols=4):  # list[str], [H, T, T], str, Path -> Path
     """One small heatmap per head (row = looking token, column = looked at), one colour scale."""
     H, T = weights.shape[0], len(tokens)
-    rows = -(-H // cols)
+    tokens = [label(t) for t in tokens]  # plain text, at most MAX_LABEL characters
+    rows, cols = -(-H // cols), min(cols, H)
     cell = float(np.clip(0.25 * T + 1.2, 2.6, 7.0))  # inches per head panel
-    width, height = cell * cols + 1.6, cell * rows + 1.0  # inches
-    label = 0.6 + 0.07 * max(len(t) for t in tokens)  # inches a rotated token label needs
+    space = 0.6 + 0.07 * max(len(t) for t in tokens)  # inches a rotated token label needs
+    wspace, hspace = space / cell + 0.1, space / cell + 0.25  # between panels, x panel size
+    left, right, bottom = 0.5 + space, 1.4, 0.3 + space  # inches
+    top = 0.75 + 0.25 * title.count("\n")
+    # at least a 1-inch panel whatever the labels take (50-character tokens once left none)
+    width = max(cell * cols + 1.6, left + right + cols + (cols - 1) * wspace)
+    height = max(cell * rows + 1.0, bottom + top + rows + (rows - 1) * hspace)
     # fixed margins (in inches, as fractions) draw about twice as fast as constrained layout
     fig, axes = new_figure(width, height, nrows=rows, ncols=cols, squeeze=False, margins={
-        "left": (0.5 + label) / width, "right": 1 - 1.4 / width,
-        "bottom": (0.3 + label) / height, "top": 1 - (0.75 + 0.25 * title.count("\n")) / height,
-        "wspace": label / cell + 0.1, "hspace": label / cell + 0.25})
+        "left": left / width, "right": 1 - right / width, "bottom": bottom / height,
+        "top": 1 - top / height, "wspace": wspace, "hspace": hspace})
     font = float(np.clip(0.6 * 72 * (cell - 1.0) / T, 4, 8))  # points: a label per row fits
     for h, ax in enumerate(axes.flat):
         if h >= H:
@@ -123,8 +128,9 @@ def draw_sentence(model, result, out, layer=None, head=None):  # for `attention-
     sentence = " ".join(result.tokens)
     page = write_atomic(out / "head_view.html", head_view_html(
         f"{model.name}: {sentence}", result.tokens, result.attentions, layers[0]))
+    name, shown = label(model.name, 60), label(sentence, 120)
     return [head_grid(result.tokens, result.attentions[lay],
-                      f"{model.name}, layer {lay}: every head's weights\n{sentence}",
+                      f"{name}, layer {lay}: every head's weights\n{shown}",
                       out / f"real_layer{lay}.png") for lay in layers] + [page]
 
 

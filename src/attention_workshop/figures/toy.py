@@ -6,7 +6,7 @@ import numpy as np
 
 from attention_workshop.embeddings import AXES, EMBED, SENT_MONEY, SENT_RIVER, tokenize
 from attention_workshop.figures import Drawing
-from attention_workshop.figures.canvas import annotate_heatmap, new_figure, save, styled
+from attention_workshop.figures.canvas import annotate_heatmap, label, new_figure, save, styled
 from attention_workshop.modules import module1, module2
 
 RED, BLUE, GRAY = "#c0392b", "#2468b4", "#7f7f7f"
@@ -47,14 +47,20 @@ def bank_split(m1, path):  # module1.Result, Path -> Path
 @styled
 def weight_grid(panels, title, path, ncols=2):  # [(subtitle, tokens, [T, T])], str, Path -> Path
     """Attention weights as heatmaps, one panel each; every cell annotated while they fit."""
+    panels = [(subtitle, [label(t) for t in tokens], w) for subtitle, tokens, w in panels]
     T = max(len(tokens) for _, tokens, _ in panels)
+    long = max(len(t) for _, tokens, _ in panels for t in tokens) > 8  # a table's own words
     nrows = -(-len(panels) // ncols)
-    cell = max(3.2, 0.42 * T + 1.0)  # inches of heatmap per panel
+    cell = min(max(3.2, 0.42 * T + 1.0), 12.0)  # inches of heatmap per panel (50 words: 12)
     width, height = ncols * cell * 1.3 + 0.9, nrows * cell * 1.3 + 0.9
-    fig, axes = new_figure(width, height, nrows=nrows, ncols=ncols, squeeze=False, margins={
-        "left": 0.9 / width, "right": 1 - 0.15 / width, "bottom": 0.75 / height,
-        "top": 1 - 0.75 / height, "wspace": 0.3, "hspace": 0.35})
+    # fixed margins fit words of up to 8 letters; longer labels get constrained layout's room
+    fig, axes = new_figure(width, height, nrows=nrows, ncols=ncols, squeeze=False,
+                           margins=None if long else {
+                               "left": 0.9 / width, "right": 1 - 0.15 / width,
+                               "bottom": 0.75 / height, "top": 1 - 0.75 / height,
+                               "wspace": 0.3, "hspace": 0.35})
     top = max(float(w.max()) for _, _, w in panels)  # one shared colour scale, 0 to the top
+    turn = T > 5 or long  # x labels turned 45 degrees so neighbours do not overlap
     for ax, (subtitle, tokens, w) in zip(axes.flat, panels, strict=False):
         ax.imshow(w, cmap="Blues", vmin=0, vmax=top)
         if T <= 12:
@@ -62,8 +68,8 @@ def weight_grid(panels, title, path, ncols=2):  # [(subtitle, tokens, [T, T])], 
             if T > 6:
                 for text in ax.texts:
                     text.set_fontsize(7)
-        ax.set_xticks(range(len(tokens)), tokens, rotation=0 if T <= 5 else 45,
-                      ha="center" if T <= 5 else "right")
+        ax.set_xticks(range(len(tokens)), tokens, rotation=45 if turn else 0,
+                      ha="right" if turn else "center")
         ax.set_yticks(range(len(tokens)), tokens)
         ax.tick_params(length=0, pad=3)  # no tick mark to read as a minus sign beside a number
         ax.set(xlabel="looked at (key)", ylabel="looking (query)")
@@ -99,7 +105,7 @@ def three_lives(word, sentence, axes_names, lives, path):  # lives: [(label, [d_
     top = max(1.0, max(float(np.max(v)) for _, v in lives))
     ax.set(xlabel="named axis", ylabel="value", ylim=(min(0.0, min(float(np.min(v)) for _, v in
                                                                     lives)), top * 1.05),
-           title=f'{word.capitalize()}\'s three lives in "{sentence}"')
+           title=f'{label(word.capitalize())}\'s three lives in "{label(sentence, 60)}"')
     ax.legend(loc="upper left")
     return save(fig, path)
 
