@@ -19,13 +19,14 @@ CONFIGS = {  # one tiny config.json per family in families.FAMILIES: 2 layers, 2
 }
 
 
-def write_folder(folder, model_type, prefix="", drop=(), reshape=()):
-    """A random tiny model folder; `drop` leaves tensors out, `reshape` gives them a wrong shape."""
+def write_folder(folder, model_type, prefix="", drop=(), reshape=(), **sizes):
+    """A random tiny model folder; `drop` leaves tensors out, `reshape` gives them a wrong shape;
+    `sizes` change config.json's values (e.g. n_positions=600)."""
     from safetensors.numpy import save_file
     from tokenizers import Tokenizer, models, pre_tokenizers, processors
 
     folder.mkdir(parents=True, exist_ok=True)
-    raw = CONFIGS[model_type]
+    raw = {**CONFIGS[model_type], **sizes}
     (folder / "config.json").write_text(json.dumps(raw))
     shapes = family(model_type).tensor_shapes(config_from_dict(raw))
     rng = np.random.default_rng(0)

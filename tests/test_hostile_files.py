@@ -8,17 +8,15 @@ Most cases run `cli.main` in-process; a FIFO (whose open would block) and a chmo
 a subprocess with a timeout.
 """
 
-import ctypes
 import os
 import subprocess
 import sys
 
 import pytest
+from folders import tree
+from hostile import TIMEOUT, run_command, without_dac_override
 
-from attention_workshop import cli
 from attention_workshop.userfiles import MAX_BYTES
-
-TIMEOUT = 120  # seconds: far above a cold start on a busy machine; a hang ends the test
 
 # command -> (what the message calls the file, file suffix, argv given the file and tmp_path)
 COMMANDS = {
@@ -73,41 +71,6 @@ KINDS = {
 SUBPROCESS = {"FIFO", "unreadable"}  # an open that could block; DAC rules root would bypass
 
 
-def _without_dac_override():
-    """preexec_fn: drop CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (1, 2) from the bounding set,
-    so the command run as root obeys file modes (PR_CAPBSET_DROP = 24; Linux)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    for cap in (1, 2):
-        if libc.prctl(24, cap, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) refused")
-
-
-def run_command(argv, cwd, capsys, subprocess_run=False):  # -> (exit code, stdout, stderr)
-    argv = [str(a) for a in argv]
-    if not subprocess_run:
-        code = cli.main(argv)
-        out, err = capsys.readouterr()
-        return code, out, err
-    drop = _without_dac_override if os.geteuid() == 0 else None
-    done = subprocess.run([sys.executable, "-m", "attention_workshop", *argv], cwd=cwd,
-                          capture_output=True, text=True, timeout=TIMEOUT, preexec_fn=drop)
-    return done.returncode, done.stdout, done.stderr
-
-
-def snapshot(folder):  # every path under `folder`, with the bytes of each readable regular file
-    seen = {}
-    for root, dirs, files in os.walk(folder):
-        for name in dirs + files:
-            path = os.path.join(root, name)
-            readable = os.stat(path).st_mode & 0o444 if os.path.isfile(path) else 0
-            if readable and not os.path.islink(path):
-                with open(path, "rb") as f:
-                    seen[path] = f.read()
-            else:
-                seen[path] = None
-    return seen
-
-
 @pytest.fixture
 def workspace(tmp_path, monkeypatch):
     """tmp_path as the working folder, with a good lesson and log, and an --out folder that
@@ -121,13 +84,13 @@ def workspace(tmp_path, monkeypatch):
 
 
 def assert_refused(workspace, capsys, argv, what, path, needle, subprocess_run=False):
-    before = snapshot(workspace)
+    before = tree(workspace)
     code, out, err = run_command(argv, workspace, capsys, subprocess_run)
     assert (code, out) == (2, ""), err
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert err.startswith(f"attention-workshop: error: cannot read {what} '{path}': "), err
     assert needle in err, err
-    assert snapshot(workspace) == before  # nothing written, nothing left behind
+    assert tree(workspace) == before  # nothing written, nothing left behind
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -147,7 +110,7 @@ def _skip_if_readable_anyway(path):
     probe = [sys.executable, "-c", f"open({str(path)!r}).read()"]
     try:
         done = subprocess.run(probe, capture_output=True, timeout=TIMEOUT,
-                              preexec_fn=_without_dac_override if os.geteuid() == 0 else None)
+                              preexec_fn=without_dac_override if os.geteuid() == 0 else None)
     except subprocess.SubprocessError:  # the capability could not be dropped here
         pytest.skip("cannot run the command without root's DAC override here")
     if done.returncode == 0:

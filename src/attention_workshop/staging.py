@@ -71,6 +71,8 @@ def staged(folder, command, todo=OUT_TODO):  # -> Stage
                 recover(folder)
             path = Path(tempfile.mkdtemp(dir=folder, prefix=NEW))
         except OSError as exc:
+            if os.path.lexists(folder) and not folder.is_dir():  # a file, or a link to nothing
+                exc = OSError(exc.errno, "it exists and is not a folder")
             raise cannot_write_folder(folder, exc, todo) from None
         lock = _hold_lock(path)  # a later run leaves this stage alone while we live
     stage = Stage(folder, path, command)

@@ -152,4 +152,4 @@ def json_report(model, result, extra=None):  # -> str
         "model": model.name, "tokens": result.tokens, "ids": result.ids,
         "layers": c.n_layer, "heads": c.n_head, "d_head": c.d_head,
         "attentions": result.attentions.astype(float).tolist(), **(extra or {}),
-    })
+    }, allow_nan=False)  # never a bare NaN, which JSON readers refuse (model.run refuses them)
