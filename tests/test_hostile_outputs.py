@@ -180,3 +180,31 @@ def test_a_read_only_run_lets_root_bypass_nothing(workspace):
     probe = subprocess.run([sys.executable, "-c", "open('secret').read()"], cwd=workspace,
                            capture_output=True, preexec_fn=without_dac_override, timeout=TIMEOUT)
     assert probe.returncode != 0
+
+
+def test_labels_with_dollars_draw_as_typed(workspace, capsys, monkeypatch):
+    """Math text once broke on "$5 ... $3" (a traceback after half the figures were written)."""
+    from attention_workshop.figures import toy
+
+    words = ["$5", "#12", "$\\alpha_{", "and", "$3"]
+    table = "".join(f'"{w}" = [{i / 10}, 0.1, 0.2, 0.3]\n' for i, w in enumerate(words))
+    (workspace / "t.toml").write_text("[words]\n" + table.replace("\\", "\\\\"))
+    drawn, save = [], toy.save
+    monkeypatch.setattr(toy, "save", lambda fig, path: drawn.append(fig) or save(fig, path))
+    argv = ["explore", " ".join(words), "--table", "t.toml", "--word", "$3", "--out", "D"]
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    weights, lives = drawn
+    shown = [t.get_text() for t in weights.axes[0].get_yticklabels()]
+    assert shown == [w.lower() for w in words]  # explore lower-cases words
+    assert not any(t.get_parse_math() for fig in drawn for t in fig.findobj(match=type(
+        weights.axes[0].title)))
+    assert lives.axes[0].get_title() == '$3\'s three lives in "$5 #12 $\\alpha_{ and $3"'
+
+
+def test_one_layer_one_head_one_token_still_draws(workspace, capsys):
+    folder = write_folder(workspace / "model", "gpt2", n_layer=1, n_head=1)
+    assert cli.main(["real", "bank", "--model", str(folder), "--out", "D"]) == 0
+    out, err = capsys.readouterr()
+    assert "tokens (1): bank" in out
+    assert (workspace / "D" / "real_layer0.png").read_bytes().startswith(b"\x89PNG")
+    assert err.splitlines() == ["wrote D/real_layer0.png", "wrote D/head_view.html"]
