@@ -90,3 +90,19 @@ def test_non_finite_weight_is_named(tmp_path, bad):
     safetensors_numpy.save_file(tensors, str(folder / "model.safetensors"))
     with pytest.raises(WorkshopError, match=r"tensor 'h\.1\.mlp\.c_fc\.weight' .* NaN or inf"):
         load_model(folder)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float64"])
+def test_half_and_double_precision_weights_are_read(tmp_path, dtype):
+    """numpy has no bfloat16: its bits are read by hand; torch says what they hold."""
+    torch = pytest.importorskip("torch")
+    from safetensors.torch import save_file
+
+    folder = write_folder(tmp_path / "m", "gpt2")
+    tensors = safetensors_numpy.load_file(str(folder / "model.safetensors"))
+    stored = {name: torch.from_numpy(t).to(getattr(torch, dtype)) for name, t in tensors.items()}
+    save_file(stored, str(folder / "model.safetensors"))
+    model = load_model(folder)
+    for name, t in stored.items():
+        np.testing.assert_array_equal(model.weights[name], t.float().numpy())  # exactly
+    assert np.isfinite(model.run("the river bank").attentions).all()
