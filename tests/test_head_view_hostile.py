@@ -12,11 +12,11 @@ import re
 
 import numpy as np
 import pytest
-from browser import launch, open_page
+from browser import open_page
 
 from attention_workshop import cli
+from attention_workshop.figures.explorer.page import fill, json_for_script
 from attention_workshop.figures.head_view import head_view_html
-from attention_workshop.figures.html_data import fill, json_for_script
 
 PWN = "document.title='pwned'"
 HOSTILE = [
@@ -25,14 +25,6 @@ HOSTILE = [
     "]]></script>", "[SEP]",
 ]
 TITLE = f"the __DATA__ bank <svg/onload={PWN}> __SCRIPT__ </title><script>{PWN}</script>"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    driver, chromium = launch()
-    yield chromium
-    chromium.close()
-    driver.stop()
 
 
 def weights(L, H, T, seed=0):  # [L, H, T, T], rows summing to 1

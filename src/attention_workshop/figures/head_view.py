@@ -3,15 +3,17 @@
 Pick a layer, switch heads on and off, hover a token to see only where it looks.
 No server, no network, no library: the weights are embedded as JSON and drawn
 with a few lines of plain JavaScript on an SVG. Tokens and titles are data, whatever they
-hold: html_data.py embeds them (no "</script>" or "<!--" can end the data), the page sets
-them with textContent, and its Content-Security-Policy lets only its own script run.
+hold: explorer/page.py's helpers embed them (no "</script>" or "<!--" can end the data),
+the page sets them with textContent, and its Content-Security-Policy lets only its own
+script run.
 """
 
+import html
 import json
 
 import numpy as np
 
-from attention_workshop.figures.html_data import csp_hash, fill, json_for_script, text
+from attention_workshop.figures.explorer.page import csp_hash, fill, json_for_script
 
 # Twelve distinguishable colours; heads beyond twelve reuse them.
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf",
@@ -77,7 +79,7 @@ function draw() {
 draw();
 """.replace("COLORS_JSON", json.dumps(COLORS))
 
-# One pass fills every __NAME__ (html_data.fill): a token or title reading "__DATA__" stays
+# One pass fills every __NAME__ (page.fill): a token or title reading "__DATA__" stays
 # text. Only the script and style below may run (their hashes); the data never runs.
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -108,6 +110,6 @@ def head_view_html(title, tokens, attentions, start_layer=0):  # str, [T], [L, H
     data = {"tokens": [str(t) for t in tokens], "layers": L, "heads": H,
             "start_layer": int(start_layer),  # rounded in float64: 0.01, not 0.009999999776
             "attentions": np.asarray(attentions, dtype=float).round(3).tolist()}
-    return fill(PAGE, {"TITLE": text(title), "STYLE": STYLE, "SCRIPT": SCRIPT,
+    return fill(PAGE, {"TITLE": html.escape(title), "STYLE": STYLE, "SCRIPT": SCRIPT,
                        "DATA": json_for_script(data), "SCRIPT_HASH": csp_hash(SCRIPT),
                        "STYLE_HASH": csp_hash(STYLE)})

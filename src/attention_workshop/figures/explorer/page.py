@@ -1,4 +1,5 @@
-"""Inline the page's template, style, scripts and data into one offline HTML file.
+"""Inline the page's template, style, scripts and data into one offline HTML file; and the one
+home of the escaping every page uses (json_for_script, fill, csp_hash; head_view.py too).
 
 The data goes in as JSON inside <script type="application/json"> with <, > and & written as
 \\u003c, \\u003e, \\u0026, so no string in it (a token like "</script><svg onload=...>") can end
@@ -18,7 +19,6 @@ from importlib import resources
 # the page) last.
 SCRIPTS = ("engine.js", "format.js", "dom.js", "sentence.js", "plane.js", "module1.js",
            "wiring.js", "module2.js", "scaling.js", "real.js", "main.js")
-PLACEHOLDER = re.compile(r"__(TITLE|CSS|JS|DATA|SCRIPT_HASH|STYLE_HASH)__")
 
 
 def asset(name):  # a file shipped beside this module (package data)
@@ -36,6 +36,15 @@ def csp_hash(text):  # the Content-Security-Policy source that allows exactly th
     return "sha256-" + base64.b64encode(digest).decode("ascii")
 
 
+def fill(template, values):  # str with __NAME__ placeholders, {NAME: text} -> str
+    """Every named placeholder filled in ONE pass: a value is never searched again, so a token
+    or a title reading "__DATA__" stays text. Used by every page (explorer, head_view.py).
+    Example: fill("<h1>__TITLE__</h1>__DATA__", {"TITLE": "__DATA__", "DATA": "[1]"}) ->
+    "<h1>__DATA__</h1>[1]"."""
+    names = re.compile("__(" + "|".join(map(re.escape, values)) + ")__")
+    return names.sub(lambda match: values[match.group(1)], template)
+
+
 def explorer_html(data):  # dict (see data.py) -> the whole page as one string
     script = '(() => {\n"use strict";\n' + "\n".join(asset(n) for n in SCRIPTS) + "})();\n"
     style = asset("explorer.css")
@@ -45,4 +54,4 @@ def explorer_html(data):  # dict (see data.py) -> the whole page as one string
     values = {"TITLE": html.escape(data["title"]), "CSS": style, "JS": script,
               "DATA": json_for_script(data), "SCRIPT_HASH": csp_hash(script),
               "STYLE_HASH": csp_hash(style)}
-    return PLACEHOLDER.sub(lambda m: values[m.group(1)], asset("page.html"))
+    return fill(asset("page.html"), values)
