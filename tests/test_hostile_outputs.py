@@ -22,9 +22,11 @@ from attention_workshop import cli
 PREVIOUS = {"results.log": b"the previous log\n", "scaling.png": b"the previous scaling",
             "pipeline.png": b"the previous pipeline", "explore_weights.png": b"previous",
             "explore_bank.png": b"previous bank", "head_view.html": b"the previous page",
-            "real_layer0.png": b"the previous grid", "my notes.txt": b"the learner's own"}
+            "real_layer0.png": b"the previous grid", "explorer.html": b"the previous page too",
+            "my notes.txt": b"the learner's own"}
 RUN = ["run", "--no-real"]
 EXPLORE = ["explore", "the river bank", "--word", "bank"]
+EXPLORER = ["explorer", "the money bank", "--no-real"]
 
 
 @pytest.fixture
@@ -49,10 +51,12 @@ def in_the_way(workspace, name):  # a folder (with a file inside) where the set'
 @pytest.mark.parametrize(("command", "name"), [
     ("run", "results.log"), ("run", "scaling.png"), ("explore", "explore_weights.png"),
     ("explore", "explore_bank.png"), ("real", "head_view.html"), ("real", "real_layer0.png"),
+    ("real", "explorer.html"), ("explorer", "explorer.html"),
 ])
 def test_a_folder_where_a_file_goes(command, name, workspace, capsys):
     in_the_way(workspace, name)
-    argv = {"run": RUN, "explore": EXPLORE}.get(command) or real_argv(workspace)
+    argv = {"run": RUN, "explore": EXPLORE, "explorer": EXPLORER}.get(command) or \
+        real_argv(workspace)
     assert_one_line_refusal([*argv, "--out", "D"], workspace, capsys,
                             f"cannot write 'D/{name}': a folder of that name is in the way; "
                             "move it, or choose another with --out DIR")
@@ -207,4 +211,5 @@ def test_one_layer_one_head_one_token_still_draws(workspace, capsys):
     out, err = capsys.readouterr()
     assert "tokens (1): bank" in out
     assert (workspace / "D" / "real_layer0.png").read_bytes().startswith(b"\x89PNG")
-    assert err.splitlines() == ["wrote D/real_layer0.png", "wrote D/head_view.html"]
+    assert err.splitlines() == ["wrote D/real_layer0.png", "wrote D/head_view.html",
+                                "wrote D/explorer.html"]

@@ -30,7 +30,7 @@ def test_run_writes_log_and_figures_and_says_where(tmp_path, capsys):
     # no temporary file left; the one hidden file lists the set the next run replaces
     assert [p.name for p in out.iterdir() if p.name.startswith(".")] == [".attention-workshop.json"]
     listed = json.loads((out / ".attention-workshop.json").read_text())
-    assert listed == {"run": sorted(["results.log", *FIGURES])}
+    assert listed == {"run": sorted(["results.log", "explorer.html", *FIGURES])}
 
 
 def test_unwritable_out_is_one_line_and_exit_2(tmp_path, capsys):
