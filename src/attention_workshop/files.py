@@ -1,8 +1,10 @@
-"""Writing output files safely: the folder is checked first, and every file is replaced atomically.
+"""Writing output files safely: every file is replaced atomically.
 
 A file is written to a temporary name beside its target and renamed over it, so
 an interrupted run never leaves a half-written file where a good one was. A command's
-whole set of files goes through staging.py, which builds it apart and swaps it in at once.
+whole set of files goes through staging.py, which checks the folder first, builds the set
+apart and swaps it in at once; `cannot_write_folder` is its one wording for a folder that
+cannot be written.
 """
 
 import os
@@ -13,20 +15,6 @@ from attention_workshop.errors import WorkshopError
 
 DEFAULT_OUT = "workshop-output"  # where `run` writes, and where check-lesson looks
 OUT_TODO = "choose another with --out DIR"  # what to do when an --out folder cannot be written
-
-
-def writable_dir(path, todo=OUT_TODO):  # str | Path -> Path
-    """Create `path` if needed and prove a file can be written there, or raise WorkshopError.
-
-    `todo` ends the message: check-lesson, which has no --out, says something else."""
-    path = Path(path)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-test-"):
-            pass
-    except OSError as exc:
-        raise cannot_write_folder(path, exc, todo) from None
-    return path
 
 
 def cannot_write_folder(path, exc, todo=OUT_TODO):  # Path, OSError -> WorkshopError
