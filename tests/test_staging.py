@@ -197,3 +197,18 @@ def test_a_damaged_file_list_is_taken_as_empty(out):
     write_set(out, NEW)
     assert tree(out)["b.png"] == OLD["b.png"]  # not known as run's: kept
     assert manifest.read(out) == {"run": sorted(NEW)}
+
+
+def test_no_space_for_the_file_list_is_one_line_too(out, monkeypatch):
+    before = tree(out)
+
+    def full(stage, sets):
+        raise OSError(errno.ENOSPC, "No space left on device", str(stage / manifest.NAME))
+
+    monkeypatch.setattr(manifest, "write", full)
+    with pytest.raises(WorkshopError) as raised:
+        write_set(out, NEW)
+    assert str(raised.value) == (f"cannot write to output folder '{out}' (No space left on "
+                                 "device); nothing in it was changed; free some space, or "
+                                 "choose another with --out DIR")
+    assert tree(out) == before

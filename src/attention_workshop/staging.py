@@ -83,7 +83,11 @@ def staged(folder, command, todo=OUT_TODO):  # -> Stage
             yield stage
         except OSError as exc:
             raise _cannot_write(stage, exc, todo) from None
-        commit(stage, todo)
+        try:
+            commit(stage, todo)
+        except OSError as exc:  # before the commit point (after it, commit answers itself)
+            raise WorkshopError(f"cannot write to output folder '{folder}' ({exc.strerror or exc}"
+                                f"); nothing in it was changed; {_todo(exc, todo)}") from None
     except BaseException as exc:
         if stage.committed:
             raise  # an interrupt held during the commit: its message says what the folder holds
@@ -213,10 +217,12 @@ def _cannot_write(stage, exc, todo):  # an OSError while writing into the stage 
         name = stage.folder / Path(exc.filename).relative_to(stage.path)
     except (TypeError, ValueError):  # not a file of the stage: not ours to explain
         raise exc from None
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        todo = f"free some space, or {todo}"
     return WorkshopError(f"cannot write '{name}' ({exc.strerror or exc}); nothing in "
-                         f"'{stage.folder}' was changed; {todo}")
+                         f"'{stage.folder}' was changed; {_todo(exc, todo)}")
+
+
+def _todo(exc, todo):  # what to do after an OSError: a full disk says so first
+    return f"free some space, or {todo}" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else todo
 
 
 def _is_folder(path):  # a real folder, not a link to one
