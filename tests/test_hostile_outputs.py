@@ -213,3 +213,18 @@ def test_one_layer_one_head_one_token_still_draws(workspace, capsys):
     assert (workspace / "D" / "real_layer0.png").read_bytes().startswith(b"\x89PNG")
     assert err.splitlines() == ["wrote D/real_layer0.png", "wrote D/head_view.html",
                                 "wrote D/explorer.html"]
+
+
+def test_real_from_to_with_a_300_character_word(workspace, capsys):
+    from attention_workshop.errors import WorkshopError
+    from attention_workshop.real import catalog
+
+    try:
+        catalog.minilm_folder()
+    except WorkshopError:
+        pytest.skip("MiniLM's weights are not installed")
+    word = "river" * 60
+    assert cli.main(["real", f"the {word} bank", "--from", "bank", "--to", word, "--out",
+                     "D"]) == 0, capsys.readouterr().err
+    names = [p.name for p in (workspace / "D").glob("real_bank_*_heads.png")]
+    assert len(names) == 1 and len(names[0]) < 80

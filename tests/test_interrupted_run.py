@@ -129,8 +129,8 @@ def assert_whole(out, proc, err, sets):
         assert err == f"attention-workshop: interrupted; '{out}' is as it was (nothing in " \
                       "it changed)\n"
         return "interrupted"
-    assert re.fullmatch(r"attention-workshop: interrupted; '.*' holds the new set, complete .*\n",
-                        err), err
+    assert re.fullmatch(r"attention-workshop: interrupted; '.*' holds the new set, complete"
+                        r"( \(.*\))?\n", err), err
     return "interrupted after the commit"
 
 

@@ -212,3 +212,20 @@ def test_no_space_for_the_file_list_is_one_line_too(out, monkeypatch):
                                  "device); nothing in it was changed; free some space, or "
                                  "choose another with --out DIR")
     assert tree(out) == before
+
+
+def test_an_interrupt_after_the_commit_says_the_set_is_in_place(out, capsys, monkeypatch):
+    """Ctrl-C while `run` prints where its files went: the message must not say nothing was
+    written (cli.main, as a user runs it; the interrupt comes from `say`)."""
+    from attention_workshop import cli, workshop
+
+    def interrupted_say(text):
+        raise KeyboardInterrupt
+
+    real_run = workshop.run_workshop
+    monkeypatch.setattr(workshop, "run_workshop", lambda *a, **k: real_run(
+        *a, **{**k, "say": interrupted_say, "figures": False, "real": False}))
+    assert cli.main(["run", "--out", str(out)]) == 130
+    assert capsys.readouterr().err == (f"attention-workshop: interrupted; '{out}' holds the new "
+                                       "set, complete\n")
+    assert tree(out)["results.log"].startswith(b"[S1]")

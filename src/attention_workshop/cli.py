@@ -74,6 +74,7 @@ def main(argv=None):
             return _interrupted(None, interrupts.seen())
 
 
-def _interrupted(left, signum):
-    print(f"{PROG}: interrupted; {left or 'nothing was written'}", file=sys.stderr)
+def _interrupted(left, signum):  # left None: what the command had done by then
+    left = left or interrupts.noted() or "nothing was written"
+    print(f"{PROG}: interrupted; {left}", file=sys.stderr)
     return 128 + signum

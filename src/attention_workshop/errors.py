@@ -11,9 +11,10 @@ class Interrupted(KeyboardInterrupt):
     """Ctrl-C (SIGINT) or SIGTERM, carrying what the interrupted command left behind.
 
     Example: Interrupted(signal.SIGTERM, "'out' is as it was") -> the command line prints
-    "interrupted; 'out' is as it was" and exits with 128 + 15."""
+    "interrupted; 'out' is as it was" and exits with 128 + 15. `left` None: the command line
+    says what it knows (interrupts.noted(), else that nothing was written)."""
 
-    def __init__(self, signum=signal.SIGINT, left="nothing was written"):
+    def __init__(self, signum=signal.SIGINT, left=None):
         super().__init__(left)
         self.signum = int(signum)
         self.left = left

@@ -14,6 +14,7 @@ from attention_workshop.errors import Interrupted
 
 SIGNALS = ("SIGINT", "SIGTERM")
 _seen = []  # the signals `raised`'s handler received, first first
+_noted = []  # what the command has left behind so far (staging notes each commit)
 
 
 @contextlib.contextmanager
@@ -27,15 +28,25 @@ def raised():
         raise Interrupted(signum)
 
     _seen.clear()
+    _noted.clear()
     try:
         with _handlers(interrupt):
             yield
     finally:
         _seen.clear()
+        _noted.clear()
 
 
 def seen():  # -> the first signal `raised` received, or None
     return _seen[0] if _seen else None
+
+
+def note(left):  # what an interrupt from now on leaves behind, e.g. "'out' holds the new set"
+    _noted[:] = [left]
+
+
+def noted():  # -> the last note, or None: nothing was written yet
+    return _noted[-1] if _noted else None
 
 
 @contextlib.contextmanager

@@ -51,6 +51,7 @@ class Stage:
     at: Path | None = None  # where the stage is now (renamed at the commit point)
     written: list = field(default_factory=list)  # after the commit: the new set's paths
     removed: list = field(default_factory=list)  # the previous set's paths the new one lacks
+    lock: int = -1  # an open fd holding the stage's lock while this process lives
 
     def final(self, path):  # a path in the stage -> where it lands: stage/x.png -> folder/x.png
         return self.folder / Path(path).relative_to(self.path)
@@ -64,19 +65,19 @@ def staged(folder, command, todo=OUT_TODO):  # -> Stage
     the file as it would have been in `folder`); an interrupt raises errors.Interrupted saying
     what `folder` holds. `todo` ends the message when `folder` cannot be written."""
     folder, created = Path(folder), not os.path.lexists(folder)
-    with interrupts.held() as caught:  # an interrupt now takes effect once the stage is locked
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            with _locked(folder):
-                recover(folder)
-            path = Path(tempfile.mkdtemp(dir=folder, prefix=NEW))
-        except OSError as exc:
-            if os.path.lexists(folder) and not folder.is_dir():  # a file, or a link to nothing
-                exc = OSError(exc.errno, "it exists and is not a folder")
-            raise cannot_write_folder(folder, exc, todo) from None
-        lock = _hold_lock(path)  # a later run leaves this stage alone while we live
-    stage = Stage(folder, path, command)
+    stage = None
     try:
+        with interrupts.held() as caught:  # an interrupt takes effect once the stage is locked
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                with _locked(folder):
+                    recover(folder)
+                path = Path(tempfile.mkdtemp(dir=folder, prefix=NEW))
+            except OSError as exc:
+                if os.path.lexists(folder) and not folder.is_dir():  # a file, a link to nothing
+                    exc = OSError(exc.errno, "it exists and is not a folder")
+                raise cannot_write_folder(folder, exc, todo) from None
+            stage = Stage(folder, path, command, lock=_hold_lock(path))  # later runs keep off
         if caught:
             raise Interrupted(caught[0])
         try:
@@ -89,8 +90,8 @@ def staged(folder, command, todo=OUT_TODO):  # -> Stage
             raise WorkshopError(f"cannot write to output folder '{folder}' ({exc.strerror or exc}"
                                 f"); nothing in it was changed; {_todo(exc, todo)}") from None
     except BaseException as exc:
-        if stage.committed:
-            raise  # an interrupt held during the commit: its message says what the folder holds
+        if stage is None or stage.committed:
+            raise  # nothing staged yet; or the set is in place and the message says so
         with interrupts.held():
             _discard(stage.at or stage.path)
         # an interrupt inside an import can surface as another error: interrupts.seen() knows
@@ -99,7 +100,8 @@ def staged(folder, command, todo=OUT_TODO):  # -> Stage
                               f"'{folder}' is as it was (nothing in it changed)") from None
         raise
     finally:
-        os.close(lock)
+        if stage is not None:
+            os.close(stage.lock)
         if created:
             with contextlib.suppress(OSError):
                 folder.rmdir()  # only if empty: a failed first run leaves no folder behind
@@ -127,9 +129,10 @@ def commit(stage, todo=OUT_TODO):
                                 f"({exc.strerror or exc}); nothing in '{folder}' was changed; "
                                 f"{todo}") from None
         _discard(done)
-    stage.committed = True
-    stage.written = [folder / n for n in names]
-    stage.removed = [folder / n for n in stale]
+        stage.committed = True  # while still held: an interrupt from here on finds it set
+        stage.written = [folder / n for n in names]
+        stage.removed = [folder / n for n in stale]
+        interrupts.note(f"'{folder}' holds the new set, complete")  # for a later interrupt
     if caught:
         raise Interrupted(caught[0], f"'{folder}' holds the new set, complete (the interrupt "
                                      "came as it was being put in place)")

@@ -3,7 +3,6 @@
 Axes are labelled with the model's own tokens, as the tokenizer writes them.
 """
 
-import re
 
 import numpy as np
 
@@ -137,11 +136,14 @@ def draw_sentence(model, result, out, layer=None, head=None):  # for `attention-
 def draw_from_to(model, result, out, asked):  # `real --from A --to B --out DIR`
     """One word's share of attention on another in every layer and head, like
     real_bank_heads.png, as real_A_B_heads.png; and the head view page."""
-    a, b = asked["words"]
-    safe = "_".join(re.sub(r"[^\w-]", "_", w) for w in (a, b))
+    from attention_workshop.figures.explore import file_name  # short and safe for any word
+
+    words = asked["words"]
+    safe = "_".join(file_name(w) for w in words)
     sentence = " ".join(result.tokens)
-    figure = layer_by_head([(f'"{a}" -> "{b}" in "{sentence}"', asked["grid"])],
-                           f"{model.name}: how much {a} looks at {b}, in every layer and head",
+    a, b, name = label(words[0]), label(words[1]), label(model.name, 60)  # plain text, cut
+    figure = layer_by_head([(f'"{a}" -> "{b}" in "{label(sentence, 60)}"', asked["grid"])],
+                           f"{name}: how much {a} looks at {b}, in every layer and head",
                            out / f"real_{safe}_heads.png")
     L, H = asked["grid"].shape
     start = int(np.argmax(asked["grid"])) // H
