@@ -1,4 +1,5 @@
-"""Fixtures shared by the explorer page's browser tests (tests/browser.py has the helpers)."""
+"""Fixtures shared by several test files: the explorer page's browser (tests/browser.py has the
+helpers) and transformers' MiniLM as the reference for `real`."""
 
 import contextlib
 import io
@@ -23,3 +24,27 @@ def page_file(tmp_path_factory):  # the page `explorer` writes, with MiniLM when
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         assert cli.main(["explorer", "--out", str(folder)]) == 0
     return folder / "explorer.html"
+
+
+@pytest.fixture(scope="module")
+def minilm_reference():  # sentence -> (tokens, ids, attentions [L, H, T, T], hidden [L + 1, T, D])
+    """transformers' BertModel on MiniLM's own files, run by torch: the reference for `real`."""
+    transformers = pytest.importorskip("transformers")
+    from torch_reference import run_reference
+
+    from attention_workshop.errors import WorkshopError
+    from attention_workshop.real import catalog
+
+    try:
+        folder = str(catalog.minilm_folder())
+    except WorkshopError:
+        pytest.skip("MiniLM's weights are not installed")
+    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_file=folder + "/tokenizer.json")
+    model = transformers.BertModel.from_pretrained(folder, attn_implementation="eager").eval()
+
+    def run(sentence):
+        ids = tokenizer(sentence, padding=False)["input_ids"]
+        attentions, hidden = run_reference(model, ids)
+        return tokenizer.convert_ids_to_tokens(ids), ids, attentions, hidden
+
+    return run

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from attention_workshop import cli
-from attention_workshop.errors import WorkshopError
 from attention_workshop.real import catalog
 from attention_workshop.real.families import FAMILIES
 from attention_workshop.report import matrix_lines
@@ -19,21 +18,8 @@ transformers = pytest.importorskip("transformers")
 
 
 @pytest.fixture(scope="module")
-def reference():  # sentence -> transformers' attentions [L, H, T, T]
-    try:
-        folder = str(catalog.minilm_folder())
-    except WorkshopError:
-        pytest.skip("MiniLM's weights are not installed")
-    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_file=folder + "/tokenizer.json")
-    model = transformers.BertModel.from_pretrained(folder, attn_implementation="eager").eval()
-
-    def attentions(sentence):
-        ids = tokenizer(sentence)["input_ids"]
-        with torch.no_grad():
-            out = model(input_ids=torch.tensor([ids]), output_attentions=True)
-        return tokenizer.convert_ids_to_tokens(ids), ids, torch.stack(out.attentions)[:, 0].numpy()
-
-    return attentions
+def reference(minilm_reference):  # sentence -> (tokens, ids, transformers' attentions [L, H, T, T])
+    return lambda sentence: minilm_reference(sentence)[:3]
 
 
 def test_json_has_every_weight(reference, capsys):

@@ -8,29 +8,16 @@ import numpy as np
 import pytest
 
 from attention_workshop import cli
-from attention_workshop.errors import WorkshopError
-from attention_workshop.real import catalog
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 
 @pytest.fixture(scope="module")
-def reference():  # sentence -> (tokens, attentions [L, H, T, T], hidden states [L + 1, T, D])
-    try:
-        folder = str(catalog.minilm_folder())
-    except WorkshopError:
-        pytest.skip("MiniLM's weights are not installed")
-    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_file=folder + "/tokenizer.json")
-    model = transformers.BertModel.from_pretrained(folder, attn_implementation="eager").eval()
-
+def reference(minilm_reference):  # sentence -> (tokens, attentions [L, H, T, T], hidden)
     def run(sentence):
-        ids = tokenizer(sentence, padding=False)["input_ids"]
-        with torch.no_grad():
-            out = model(input_ids=torch.tensor([ids]), output_attentions=True,
-                        output_hidden_states=True)
-        return (tokenizer.convert_ids_to_tokens(ids), torch.stack(out.attentions)[:, 0].numpy(),
-                torch.stack(out.hidden_states)[:, 0].numpy())
+        tokens, _, attentions, hidden = minilm_reference(sentence)
+        return tokens, attentions, hidden
 
     return run
 
