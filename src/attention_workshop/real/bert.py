@@ -4,7 +4,11 @@ Weights keep the checkpoint's names, e.g. `encoder.layer.0.attention.self.query.
 torch's Linear stores W as [out, in], so a layer computes x @ W.T + b.
 """
 
+import numpy as np
+
+from attention_workshop.real.fast_ops import gelu_in_place, layer_norm_in_place, linear_into
 from attention_workshop.real.fast_path import attention, by_rows, run_layers
+from attention_workshop.real.row_split import run_layers_fast
 from attention_workshop.real.transformer import ACTIVATION, layer_norm, merge_heads, split_heads
 
 # ModelConfig field -> config.json key (the contract is in families.py)
@@ -92,8 +96,37 @@ def encoder_layer(x, layer, cfg, mask=None, weights_out=None):
     return x, q, k, v
 
 
+# The same layer for float32, as row_split.py runs it: on a block of rows, into buffers.
+def project(x, layer, cfg, qkv):  # [rows, d_model] -> qkv [rows, 3 * d_model]: Q | K | V
+    for j, name in enumerate(("query", "key", "value")):
+        linear_into(x, layer[f"attention.self.{name}.weight"], layer[f"attention.self.{name}.bias"],
+                    qkv[:, j * cfg.d_model:(j + 1) * cfg.d_model])
+    return qkv
+
+
+def finish(x, context, layer, cfg, out):
+    # [rows, d_model] layer input, [rows, d_model] heads merged -> out [rows, d_model]
+    """encoder_layer after attention: W_O, add and norm, MLP (gelu), add and norm."""
+    a = linear_into(context, layer["attention.output.dense.weight"],
+                    layer["attention.output.dense.bias"], np.empty_like(x))
+    a += x
+    layer_norm_in_place(a, layer["attention.output.LayerNorm.weight"],
+                        layer["attention.output.LayerNorm.bias"], cfg.eps)
+    h = linear_into(a, layer["intermediate.dense.weight"], layer["intermediate.dense.bias"],
+                    np.empty((len(x), cfg.d_mlp), x.dtype))  # [rows, d_mlp]
+    gelu_in_place(h) if cfg.activation == "gelu" else np.copyto(h, ACTIVATION[cfg.activation](h))
+    linear_into(h, layer["output.dense.weight"], layer["output.dense.bias"], out)
+    out += a
+    return layer_norm_in_place(out, layer["output.LayerNorm.weight"],
+                               layer["output.LayerNorm.bias"], cfg.eps)
+
+
 def forward(w, cfg, ids):  # weights, ModelConfig, [T] ints -> dict of arrays
     """Returns hidden_states [n_layer + 1, T, d_model] (embeddings, then after each layer,
     as transformers' BertModel reports them), attentions [n_layer, n_head, T, T] and each
-    layer's queries, keys and values [n_layer, n_head, T, d_head]."""
-    return run_layers(encoder_layer, w, cfg, embed(w, cfg, ids), "encoder.layer.")
+    layer's queries, keys and values [n_layer, n_head, T, d_head]. float32 runs the same
+    layer as project + finish (row_split.py); float64 (Module 3's digits) encoder_layer."""
+    x = embed(w, cfg, ids)
+    if x.dtype == np.float32:
+        return run_layers_fast(project, finish, w, cfg, x, "encoder.layer.")
+    return run_layers(encoder_layer, w, cfg, x, "encoder.layer.")

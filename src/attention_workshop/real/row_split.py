@@ -1,0 +1,127 @@
+"""The float32 layer loop: every layer's rows (tokens) in one block, or in two on two threads.
+
+A family's fast layer is two functions over a block of rows (see families.py):
+
+    project(x_rows, layer, cfg, qkv_rows)             # [rows, d_model] -> [rows, 3 d_model]
+    finish(x_rows, context_rows, layer, cfg, out_rows)  # the rest of the block, after attention
+
+Between them this loop runs attention (fast_ops.attention_rows), which needs every row's
+keys and values: the one point where the two halves wait for each other. numpy's
+element-wise work (softmax's exp, gelu, layer norm) runs on one core per call, so from
+SPLIT_FROM tokens on, when the BLAS may use two threads or more, each half runs on its own
+Python thread (numpy releases the GIL inside its loops) with the BLAS at one thread each:
+both cores stay busy with no more threads than the user allowed (OMP_NUM_THREADS,
+OPENBLAS_NUM_THREADS, threadpoolctl's limits). With one thread allowed, one runs.
+"""
+
+import functools
+import os
+from contextlib import nullcontext
+
+import numpy as np
+
+from attention_workshop.attention import causal_mask
+from attention_workshop.real.buffers import reusable
+from attention_workshop.real.fast_ops import attention_rows
+from attention_workshop.real.fast_path import layer_weights
+
+SPLIT_FROM = 128  # tokens; below, splitting cost more than it saved (measured on MiniLM)
+
+
+def run_layers_fast(project, finish, weights, cfg, x, prefix):
+    # project, finish: the family's fast layer; {name: array}; ModelConfig; [T, d_model]
+    # float32 embeddings; "encoder.layer." -> the same dict of arrays as fast_path.run_layers
+    """fast_path.run_layers for float32, with each layer as project + attention + finish."""
+    L, H, T, D = cfg.n_layer, cfg.n_head, len(x), cfg.d_model
+    out = {
+        "hidden_states": np.empty((L + 1, T, D), x.dtype),
+        "attentions": reusable((L, H, T, T), x.dtype),  # 75 MB at 512 tokens: see buffers.py
+        "queries": np.empty((L, H, T, cfg.d_head), x.dtype),
+        "keys": np.empty((L, H, T, cfg.d_head), x.dtype),
+        "values": np.empty((L, H, T, cfg.d_head), x.dtype),  # what each head blends
+    }
+    mask = causal_mask(T) if cfg.causal else None  # [T, T]
+    qkv = np.empty((T, 3 * D), x.dtype)  # Q | K | V side by side
+    context = np.empty((T, D), x.dtype)  # the heads' outputs, merged
+    context_heads = heads(context, H)  # [n_head, T, d_head], a view of context
+    out["hidden_states"][0] = x
+    halves = split(T)
+    with two_threads(len(halves)) as pool:
+        for i in range(L):
+            layer = layer_weights(weights, f"{prefix}{i}.")
+            x, y = out["hidden_states"][i], out["hidden_states"][i + 1]
+            pool.run(halves, lambda r, x=x, layer=layer: project(x[r], layer, cfg, qkv[r]))
+            q, k, v = (heads(part, H) for part in np.split(qkv, 3, axis=-1))  # [H, T, d_head]
+            out["queries"][i], out["keys"][i], out["values"][i] = q, k, v
+
+            def rest(r, i=i, x=x, y=y, layer=layer):
+                attention_rows(out["queries"][i], out["keys"][i], out["values"][i], r, mask,
+                               out["attentions"][i, :, r], context_heads[:, r])
+                finish(x[r], context[r], layer, cfg, y[r])
+
+            pool.run(halves, rest)
+    return out
+
+
+def heads(x, n_head):  # [T, d_model] -> [n_head, T, d_head], a view (transformer.split_heads)
+    T, d_model = x.shape
+    return x.reshape(T, n_head, d_model // n_head).transpose(1, 0, 2)
+
+
+def split(T):  # -> [slice]: the row blocks, one per thread
+    """Example: split(16) -> [slice(0, 16)]; split(512) on two allowed threads -> two halves."""
+    if T < SPLIT_FROM or threads_allowed() < 2:
+        return [slice(0, T)]
+    return [slice(0, T // 2), slice(T // 2, T)]
+
+
+@functools.cache
+def blas():  # -> threadpoolctl's handle on the BLAS libraries loaded (numpy's), found once
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController().select(user_api="blas")
+
+
+def threads_allowed():  # -> the least of the BLAS's thread counts and this process's CPUs
+    """What the user allows: OpenBLAS reads OPENBLAS_NUM_THREADS (else OMP_NUM_THREADS) when
+    it loads, and threadpoolctl's limits change it later; both show in its num_threads."""
+    counts = [lib.num_threads for lib in blas().lib_controllers]
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return min([*counts, cpus or 1])
+
+
+class OneThread:
+    def run(self, blocks, fn):
+        for block in blocks:
+            fn(block)
+
+
+class TwoThreads:
+    def __init__(self, executor):
+        self.executor = executor
+
+    def run(self, blocks, fn):  # the second block on the worker thread, the first here
+        other = self.executor.submit(fn, blocks[1])
+        fn(blocks[0])
+        other.result()
+
+
+def two_threads(n_blocks):  # -> a context giving .run(blocks, fn), on one thread or two
+    if n_blocks < 2:
+        return nullcontext(OneThread())
+    return _TwoThreadContext()
+
+
+class _TwoThreadContext:
+    """A worker thread for this forward pass, and the BLAS at one thread while it lives."""
+
+    def __enter__(self):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.limits = blas().limit(limits=1)
+        self.executor = ThreadPoolExecutor(max_workers=1)
+        return TwoThreads(self.executor)
+
+    def __exit__(self, *exc):
+        self.executor.shutdown()
+        self.limits.restore_original_limits()
