@@ -7,7 +7,9 @@ holds W_Q, W_K and W_V side by side: [d_model, 3 * d_model].
 
 import numpy as np
 
+from attention_workshop.real.fast_ops import layer_norm_in_place, linear_into
 from attention_workshop.real.fast_path import attention, by_rows, run_layers
+from attention_workshop.real.row_split import run_layers_fast
 from attention_workshop.real.transformer import ACTIVATION, layer_norm, merge_heads, split_heads
 
 # ModelConfig field -> config.json key (the contract is in families.py)
@@ -73,13 +75,38 @@ def transformer_block(x, block, cfg, mask, weights_out=None):
     return x, q, k, v
 
 
+# The same block for float32, as row_split.py runs it: on a block of rows, into buffers.
+# Conv1D's W [in, out] is passed to linear_into as W.T, the [out, in] it expects (a view).
+def project(x, block, cfg, qkv):  # [rows, d_model] -> qkv [rows, 3 * d_model]: Q | K | V
+    h = layer_norm_in_place(x.copy(), block["ln_1.weight"], block["ln_1.bias"], cfg.eps)
+    return linear_into(h, block["attn.c_attn.weight"].T, block["attn.c_attn.bias"], qkv)
+
+
+def finish(x, context, block, cfg, out):
+    # [rows, d_model] block input, [rows, d_model] heads merged -> out [rows, d_model]
+    """transformer_block after attention: W_O and the residual, then the MLP and its residual."""
+    linear_into(context, block["attn.c_proj.weight"].T, block["attn.c_proj.bias"], out)
+    out += x  # x + attention
+    h = layer_norm_in_place(out.copy(), block["ln_2.weight"], block["ln_2.bias"], cfg.eps)
+    h = linear_into(h, block["mlp.c_fc.weight"].T, block["mlp.c_fc.bias"],
+                    np.empty((len(x), cfg.d_mlp), x.dtype))  # [rows, d_mlp]
+    h = by_rows(ACTIVATION[cfg.activation], h)
+    out += linear_into(h, block["mlp.c_proj.weight"].T, block["mlp.c_proj.bias"],
+                       np.empty_like(out))
+    return out
+
+
 def forward(w, cfg, ids):  # weights, ModelConfig, [T] ints -> dict of arrays
     """Returns hidden_states [n_layer + 1, T, d_model] (as transformers' GPT2Model reports
     them: the embeddings, each block's input, and the last block's output after ln_f),
-    attentions [n_layer, n_head, T, T] and queries, keys and values
-    [n_layer, n_head, T, d_head]."""
+    attentions [n_layer, n_head, T, T] and queries, keys and values [n_layer, n_head, T,
+    d_head]. float32 runs the block as project + finish (row_split.py); float64
+    transformer_block."""
     x = w["wte.weight"][ids] + w["wpe.weight"][: len(ids)]  # [T, d_model]
-    out = run_layers(transformer_block, w, cfg, x, "h.")
+    if x.dtype == np.float32:
+        out = run_layers_fast(project, finish, w, cfg, x, "h.")
+    else:
+        out = run_layers(transformer_block, w, cfg, x, "h.")
     last = out["hidden_states"][-1]  # the last block's output, which GPT-2 reports after ln_f
     out["hidden_states"][-1] = layer_norm(last, w["ln_f.weight"], w["ln_f.bias"], cfg.eps)
     return out
