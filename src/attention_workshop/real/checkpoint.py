@@ -8,7 +8,6 @@ config value, the file's layer count and dtypes, and the tokenizer's ids are che
 (folder_checks.py), before anything is allocated.
 """
 
-import json
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
@@ -95,53 +94,50 @@ def load_weights(path, cfg, dtype="float32"):  # Path, ModelConfig -> {name: arr
     Example: MiniLM's file names 'encoder.layer.0.attention.self.query.weight' [384, 384];
     a BertForMaskedLM file calls it 'bert.encoder.layer.0...': the 'bert.' prefix is dropped.
     Extra tensors (a language-model head, GPT-2's stored causal-mask buffers) are ignored.
+    The file is memory-mapped (safetensors_file.py): tensors already in `dtype` are read-only
+    views of it, used in place; others (float64 for Module 3, bfloat16) are converted copies.
     """
-    from safetensors import SafetensorError, safe_open
+    from attention_workshop.real.safetensors_file import numbers, tensors
 
     fam = family(cfg.family)
     try:
-        with safe_open(str(path), framework="np") as f:
-            names = set(f.keys())
-            prefix = fam.PREFIX if any(n.startswith(fam.PREFIX) for n in names) else ""
-            # names listed for the layers the header can hold, not for num_hidden_layers 1e9
-            outside = len(fam.tensor_shapes(replace(cfg, n_layer=0)))
-            most = checks.most_layers(len(fam.tensor_shapes(replace(cfg, n_layer=1))) - outside,
-                                      outside, len(names))
-            asked = f" (config.json asks for {cfg.n_layer} layers)" if cfg.n_layer > most else ""
-            expected = fam.tensor_shapes(replace(cfg, n_layer=min(cfg.n_layer, most + 1)))
-            for name, shape in expected.items():
-                if prefix + name not in names:
-                    raise WorkshopError(f"tensor '{prefix}{name}' is missing from {path}{asked}; "
-                                        f"is this a {cfg.family} checkpoint matching config.json?")
-                header = f.get_slice(prefix + name)
-                checks.check_dtype(path, prefix + name, header.get_dtype())
-                actual = tuple(header.get_shape())
-                if actual != shape:
-                    raise WorkshopError(f"tensor '{prefix}{name}' in {path} has shape "
-                                        f"{list(actual)}, but config.json implies {list(shape)}")
-            weights = {name: read_tensor(f, path, prefix + name).astype(dtype, copy=False)
-                       for name in expected}
-    except (SafetensorError, OSError, ValueError, TypeError) as exc:
+        stored = tensors(path)  # the header read and checked; nothing loaded yet
+    except (OSError, ValueError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise WorkshopError(f"cannot read {path} as safetensors ({reason}); the file is corrupt "
                             f"or incomplete: download or install it again") from None
+    prefix = fam.PREFIX if any(n.startswith(fam.PREFIX) for n in stored) else ""
+    # names listed for the layers the header can hold, not for num_hidden_layers 1e9
+    outside = len(fam.tensor_shapes(replace(cfg, n_layer=0)))
+    most = checks.most_layers(len(fam.tensor_shapes(replace(cfg, n_layer=1))) - outside,
+                              outside, len(stored))
+    asked = f" (config.json asks for {cfg.n_layer} layers)" if cfg.n_layer > most else ""
+    expected = fam.tensor_shapes(replace(cfg, n_layer=min(cfg.n_layer, most + 1)))
+    for name, shape in expected.items():
+        if prefix + name not in stored:
+            raise WorkshopError(f"tensor '{prefix}{name}' is missing from {path}{asked}; "
+                                f"is this a {cfg.family} checkpoint matching config.json?")
+        checks.check_dtype(path, prefix + name, stored[prefix + name].dtype)
+        actual = stored[prefix + name].shape
+        if actual != shape:
+            raise WorkshopError(f"tensor '{prefix}{name}' in {path} has shape "
+                                f"{list(actual)}, but config.json implies {list(shape)}")
+    weights = {name: numbers(stored[prefix + name]).astype(dtype, copy=False)
+               for name in expected}
     for name, tensor in weights.items():  # a NaN or inf weight would poison every output
-        if not np.isfinite(tensor).all():
+        if not all_finite(tensor):
             raise WorkshopError(f"tensor '{prefix}{name}' in {path} holds NaN or infinity; "
                                 "the checkpoint is damaged: download or install it again")
     return weights
 
 
-def read_tensor(f, path, name):  # an open safe_open file -> the tensor as a numpy array
-    """numpy has no bfloat16: such a tensor's 16 bits are the top half of a float32's."""
-    if f.get_slice(name).get_dtype() != "BF16":
-        return f.get_tensor(name)
-    with open(path, "rb") as raw:  # the header's offsets: where the tensor's bytes are
-        size = int.from_bytes(raw.read(8), "little")
-        entry = json.loads(raw.read(size))[name]
-    start, end = entry["data_offsets"]
-    bits = np.fromfile(path, dtype="<u2", count=(end - start) // 2, offset=8 + size + start)
-    return (bits.astype(np.uint32) << 16).view(np.float32).reshape(entry["shape"])
+def all_finite(tensor):  # array -> bool
+    """True if no element is NaN or infinite. One summing pass, no [tensor]-sized temporary:
+    a NaN or an infinity makes the sum NaN or infinite; only a finite sum too large for the
+    dtype needs the element-wise check. Example: all_finite(np.array([1.0, np.inf])) -> False.
+    """
+    with np.errstate(all="ignore"):  # inf - inf and overflow are answers here, not warnings
+        return bool(np.isfinite(tensor.sum()) or np.isfinite(tensor).all())
 
 
 def load_tokenizer(path):  # Path -> tokenizers.Tokenizer
