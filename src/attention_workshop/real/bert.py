@@ -6,6 +6,7 @@ torch's Linear stores W as [out, in], so a layer computes x @ W.T + b.
 
 import numpy as np
 
+from attention_workshop.real.buffers import stacked
 from attention_workshop.real.fast_ops import gelu_in_place, layer_norm_in_place, linear_into
 from attention_workshop.real.fast_path import attention, by_rows, run_layers
 from attention_workshop.real.row_split import run_layers_fast
@@ -98,10 +99,10 @@ def encoder_layer(x, layer, cfg, mask=None, weights_out=None):
 
 # The same layer for float32, as row_split.py runs it: on a block of rows, into buffers.
 def project(x, layer, cfg, qkv):  # [rows, d_model] -> qkv [rows, 3 * d_model]: Q | K | V
-    for j, name in enumerate(("query", "key", "value")):
-        linear_into(x, layer[f"attention.self.{name}.weight"], layer[f"attention.self.{name}.bias"],
-                    qkv[:, j * cfg.d_model:(j + 1) * cfg.d_model])
-    return qkv
+    names = [f"attention.self.{name}" for name in ("query", "key", "value")]
+    w = stacked(*(layer[f"{name}.weight"] for name in names))  # [3 d_model, d_model]
+    b = stacked(*(layer[f"{name}.bias"] for name in names))  # [3 d_model]
+    return linear_into(x, w, b, qkv)
 
 
 def finish(x, context, layer, cfg, out):

@@ -35,3 +35,25 @@ def reusable(shape, dtype):  # tuple, dtype -> an array of that shape and dtype 
         owner = np.frombuffer(memory, dtype, count=nbytes // dtype.itemsize)
         _kept["memory"], _kept["array"] = memory, weakref.ref(owner)
         return owner.reshape(shape)
+
+
+_stacks = {}  # (id of each part) -> (weak refs to the parts, their concatenation)
+
+
+def stacked(*parts):  # arrays [n_i, ...] -> np.concatenate(parts), made once while they live
+    """BERT's W_Q, W_K, W_V as one [3 d_model, d_model] matrix: one matrix product instead
+    of three (~10% of the projection at 128 tokens). Kept while the parts live, found again
+    by their identity; new parts (another model, a nudged tensor) get their own stack.
+
+    Example: stacked(a, b) is stacked(a, b) -> True; np.array_equal(stacked(a, b),
+    np.concatenate([a, b])) -> True.
+    """
+    key = tuple(id(part) for part in parts)
+    with _lock:
+        refs, stack = _stacks.get(key, ((), None))
+        if stack is None or any(ref() is not part for ref, part in zip(refs, parts, strict=True)):
+            for old in [k for k, (rs, _) in _stacks.items() if any(r() is None for r in rs)]:
+                del _stacks[old]  # parts gone: their stack goes too
+            stack = np.concatenate(parts)
+            _stacks[key] = (tuple(weakref.ref(part) for part in parts), stack)
+        return stack

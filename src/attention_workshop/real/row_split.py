@@ -51,10 +51,12 @@ def run_layers_fast(project, finish, weights, cfg, x, prefix):
             x, y = out["hidden_states"][i], out["hidden_states"][i + 1]
             pool.run(halves, lambda r, x=x, layer=layer: project(x[r], layer, cfg, qkv[r]))
             q, k, v = (heads(part, H) for part in np.split(qkv, 3, axis=-1))  # [H, T, d_head]
-            out["queries"][i], out["keys"][i], out["values"][i] = q, k, v
+            out["queries"][i], out["keys"][i], out["values"][i] = q, k, v  # contiguous copies
+            k_t = np.ascontiguousarray(k.transpose(0, 2, 1))  # [H, d_head, T]: q k^T is then
+            # the plain kind of product, as weights @ v on the contiguous values
 
-            def rest(r, i=i, x=x, y=y, layer=layer):
-                attention_rows(out["queries"][i], out["keys"][i], out["values"][i], r, mask,
+            def rest(r, i=i, x=x, y=y, layer=layer, k_t=k_t):
+                attention_rows(out["queries"][i], k_t, out["values"][i], r, mask,
                                out["attentions"][i, :, r], context_heads[:, r])
                 finish(x[r], context[r], layer, cfg, y[r])
 
