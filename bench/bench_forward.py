@@ -1,67 +1,238 @@
-"""Our NumPy forward pass vs transformers' BertModel on the same MiniLM input, same thread count.
+"""Our NumPy forward pass vs transformers' BertModel on MiniLM, same thread count, side by side.
 
-Usage: python3 bench/bench_forward.py [--threads N] [--repeats R]
-Both sides return every layer's attention weights (transformers: output_attentions=True, eager).
-Times are the median of R runs after one warm-up; ratio = ours / transformers (< 1: ours faster).
+Usage: python bench/bench_forward.py [--threads 1 2] [--blocks B] [--runs R]
+
+Each library runs in its own worker process (its thread pools and allocator to itself),
+loaded once. The driver asks them in turn for a block of R timed runs at one length:
+ours, theirs, ours, theirs, ... (B blocks each). Blocks, never call by call: OpenBLAS's and
+OpenMP's threads keep spinning for tens of ms after a call. Ours is
+`load_model("minilm").run(sentence)` (tokenizing included); theirs is BertModel (eager
+attention, output_attentions=True) on the same ids. Printed: each side's median and range
+over all runs; the ratio ours / theirs as the median, and range, of the ratios of
+neighbouring blocks' medians; at 512 tokens each side's share of the matmul roofline (the
+forward's matmul FLOPs at the rate each library's GEMM reaches on the forward's own shapes)
+and the peak resident memory of one 512-token forward (a fresh worker each, so peaks
+cannot mix: the process's peak, and how far the forward raised it).
 """
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
 LENGTHS = (16, 128, 512)
 
 
-def median_time(fn, repeats):
-    fn()  # warm-up: first-touch allocations, BLAS thread start
+def sentence(T):  # [CLS] + T - 2 words + [SEP] = T tokens for MiniLM
+    return " ".join(["bank"] * (T - 2))
+
+
+def matmul_shapes(cfg, T):  # -> [(batch, m, k, n)]: every matrix product of one forward
+    D, F, H, d = cfg["d_model"], cfg["d_mlp"], cfg["n_head"], cfg["d_model"] // cfg["n_head"]
+    layer = [(1, T, D, 3 * D), (1, T, D, D), (1, T, D, F), (1, T, F, D),  # Q|K|V, W_O, MLP
+             (H, T, d, T), (H, T, T, d)]  # q k^T and weights @ v
+    return layer * cfg["n_layer"]
+
+
+def flops(shapes):
+    return sum(2 * b * m * k * n for b, m, k, n in shapes)
+
+
+# ---------------------------------------------------------------- worker side
+
+
+def worker(side, threads):
+    import numpy as np
+
+    from attention_workshop.real import load_model
+
+    model = load_model("minilm")
+    cfg = model.config
+    if side == "ours":
+        def forward(T):
+            return model.run(sentence(T))
+
+        def matmul(a, b):
+            return np.matmul(a, b)
+
+        def array(shape):
+            return np.random.default_rng(0).normal(size=shape).astype(np.float32)
+    else:
+        import torch
+        from transformers import BertModel
+
+        from attention_workshop.real.catalog import minilm_folder
+
+        torch.set_num_threads(threads)
+        torch.set_grad_enabled(False)
+        theirs = BertModel.from_pretrained(str(minilm_folder()),
+                                           attn_implementation="eager").eval()
+        ids = {T: torch.tensor([model.run(sentence(T)).ids]) for T in LENGTHS}
+
+        def forward(T):
+            return theirs(input_ids=ids[T], output_attentions=True)
+
+        matmul = torch.matmul
+
+        def array(shape):
+            return torch.randn(shape)
+    sizes = {"d_model": cfg.d_model, "d_mlp": cfg.d_mlp, "n_head": cfg.n_head,
+             "n_layer": cfg.n_layer}
+    reply({"ready": True, "config": sizes})
+    for line in sys.stdin:
+        ask = json.loads(line)
+        T = ask["T"]
+        if ask["cmd"] == "memory":  # first thing asked: nothing of this length ran yet
+            forward(16)
+            before = rss("VmRSS")
+            reset_peak()
+            forward(T)
+            reply({"peak": rss("VmHWM"), "before": before})
+        elif ask["cmd"] == "time":
+            reply({"times": timed(lambda T=T: forward(T), ask["runs"])})
+        elif ask["cmd"] == "gemm":
+            pairs = [(array((b, m, k)), array((b, k, n)))
+                     for b, m, k, n in sorted(set(matmul_shapes(sizes, T)))]
+            counts = {shape: matmul_shapes(sizes, T).count(shape)
+                      for shape in set(matmul_shapes(sizes, T))}
+
+            def products(pairs=pairs, counts=counts):
+                for (a, b), shape in zip(pairs, sorted(counts), strict=True):
+                    for _ in range(counts[shape]):
+                        matmul(a, b)
+
+            reply({"times": timed(products, ask["runs"])})
+
+
+def timed(fn, runs):
+    fn()  # warm-up
     times = []
-    for _ in range(repeats):
+    for _ in range(runs):
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return times
+
+
+def rss(field):  # "VmRSS" or "VmHWM" (peak) from /proc/self/status, in MB
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def reset_peak():  # Linux: writing 5 to clear_refs resets VmHWM to the current RSS
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def reply(message):
+    print(json.dumps(message), flush=True)
+
+
+# ---------------------------------------------------------------- driver side
+
+
+class Worker:
+    def __init__(self, side, threads):
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
+                   MKL_NUM_THREADS=str(threads))
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--worker", side, "--threads", str(threads)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        self.config = self.receive()["config"]
+
+    def ask(self, **message):
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+        return self.receive()
+
+    def receive(self):
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit(f"a benchmark worker died (exit {self.proc.wait()})")
+        return json.loads(line)
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def blocks(workers, cmd, T, args):  # -> {side: [[times of one block], ...]}, interleaved
+    out = {side: [] for side in workers}
+    for _ in range(args.blocks):
+        for side, w in workers.items():
+            out[side].append(w.ask(cmd=cmd, T=T, runs=args.runs)["times"])
+    return out
+
+
+def spread(values, scale=1e3, fmt="{:.1f}"):  # -> "median [min-max]"
+    return (f"{fmt.format(statistics.median(values) * scale)} "
+            f"[{fmt.format(min(values) * scale)}-{fmt.format(max(values) * scale)}]")
+
+
+def bench(threads, args):
+    workers = {"ours": Worker("ours", threads), "transformers": Worker("transformers", threads)}
+    memory = {side: w.ask(cmd="memory", T=max(LENGTHS)) for side, w in workers.items()}
+    print(f"\n{threads} thread(s): {args.blocks} blocks x {args.runs} runs per side and length, "
+          f"interleaved; times in ms, median [min-max]")
+    print(f"{'tokens':>6}  {'ours':>22}  {'transformers':>22}  {'ours / theirs':>20}")
+    medians = {}
+    for T in LENGTHS:
+        got = blocks(workers, "time", T, args)
+        ratios = [statistics.median(a) / statistics.median(b)
+                  for a, b in zip(got["ours"], got["transformers"], strict=True)]
+        runs = {side: [t for block in b for t in block] for side, b in got.items()}
+        medians[T] = {side: statistics.median(r) for side, r in runs.items()}
+        print(f"{T:>6}  {spread(runs['ours']):>22}  {spread(runs['transformers']):>22}  "
+              f"{spread(ratios, 1, '{:.2f}'):>20}")
+    T = max(LENGTHS)
+    work = flops(matmul_shapes(workers["ours"].config, T))
+    gemm = {side: statistics.median([t for b in times for t in b])
+            for side, times in blocks(workers, "gemm", T, args).items()}
+    roof = max(work / g for g in gemm.values())  # the faster library's GEMM rate, FLOP/s
+    print(f"matmul roofline at {T} tokens: {work / 1e9:.2f} GFLOP per forward; GEMM rate on "
+          f"the forward's shapes: numpy {work / gemm['ours'] / 1e9:.0f} GFLOP/s, torch "
+          f"{work / gemm['transformers'] / 1e9:.0f} GFLOP/s")
+    for side in workers:
+        rate = work / medians[T][side]
+        print(f"  {side:>12}: {rate / 1e9:5.1f} GFLOP/s = {rate / roof:4.0%} of the faster "
+              f"GEMM, {rate * gemm[side] / work:4.0%} of its own library's")
+    print(f"peak resident memory, one {T}-token forward in a fresh worker (MB):")
+    for side, m in memory.items():
+        print(f"  {side:>12}: process peak {m['peak']:7.1f}, raised by the forward "
+              f"{m['peak'] - m['before']:6.1f}")
+    for w in workers.values():
+        w.close()
+
+
+def machine():
+    try:
+        text = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        model = next(line.split(":", 1)[1].strip() for line in text.splitlines()
+                     if line.startswith("Model name"))
+    except (OSError, StopIteration):
+        model = "unknown CPU"
+    return f"{model}, {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}"
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", type=int, default=os.cpu_count())
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--blocks", type=int, default=6, help="blocks per side and length")
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per block")
+    parser.add_argument("--worker", choices=("ours", "transformers"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = str(args.threads)  # before numpy loads its BLAS
-
-    import numpy as np
-    import torch
-    from transformers import BertModel
-
-    from attention_workshop.real import load_model
-    from attention_workshop.real.catalog import minilm_folder
-    from attention_workshop.real.families import family
-
-    torch.set_num_threads(args.threads)
-    ours = load_model("minilm")
-    forward = family(ours.config.family).forward
-    theirs = BertModel.from_pretrained(str(minilm_folder()), attn_implementation="eager").eval()
-    print(f"threads: numpy/OpenBLAS {args.threads}, torch {torch.get_num_threads()}; "
-          f"median of {args.repeats} runs")
-    print(f"{'tokens':>6} {'ours (s)':>10} {'transformers (s)':>17} {'ratio':>7}")
-    for T in LENGTHS:
-        ids = ours.run(" ".join(["bank"] * (T - 2))).ids  # [CLS] + T - 2 words + [SEP]
-        assert len(ids) == T
-        ids_np, ids_torch = np.asarray(ids), torch.tensor([ids])
-
-        def run_ours(ids_np=ids_np):
-            return forward(ours.weights, ours.config, ids_np)
-
-        def run_theirs(ids_torch=ids_torch):
-            with torch.no_grad():
-                return theirs(input_ids=ids_torch, output_attentions=True)
-
-        t_ours = median_time(run_ours, args.repeats)
-        t_theirs = median_time(run_theirs, args.repeats)
-        print(f"{T:>6} {t_ours:>10.4f} {t_theirs:>17.4f} {t_ours / t_theirs:>7.2f}")
+    if args.worker:
+        return worker(args.worker, args.threads[0])
+    print(f"machine: {machine()}")
+    for threads in args.threads:
+        bench(threads, args)
+    print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")
     return 0
 
 
