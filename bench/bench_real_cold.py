@@ -7,6 +7,7 @@ after one untimed warm-up run each). Prints the median wall times and ours / the
 """
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -46,12 +47,14 @@ def main(argv=None):
         t_ours.append(wall_time(ours))
         t_theirs.append(wall_time(theirs))
     a, b = statistics.median(t_ours), statistics.median(t_theirs)
-    print(f"cold runs, median of {args.repeats}:")
+    ratios = [x / y for x, y in zip(t_ours, t_theirs, strict=True)]  # neighbouring runs
+    print(f"cold runs, median of {args.repeats} (load average {os.getloadavg()[0]:.2f}):")
     print(f"  attention-workshop real:   {a:6.3f} s   (runs: "
           f"{', '.join(f'{t:.2f}' for t in t_ours)})")
     print(f"  transformers script:       {b:6.3f} s   (runs: "
           f"{', '.join(f'{t:.2f}' for t in t_theirs)})")
-    print(f"  ratio ours / transformers: {a / b:6.3f}   (goal: <= 0.05)")
+    print(f"  ratio ours / transformers: {a / b:6.3f}   (neighbouring runs: "
+          f"{min(ratios):.3f}-{max(ratios):.3f}; goal: <= 0.05)")
     return 0
 
 

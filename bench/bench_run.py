@@ -1,11 +1,13 @@
 """Wall time of a full `run` beside the floor: a fresh Python importing numpy and matplotlib.pyplot.
 
-Goal: `run` (Modules 0-2, log and figures) costs at most 2x the floor.
+Goals: `run --no-real` (Modules 0-2, log and figures) at most 2x the floor, the full `run`
+at most 2.5x.
 Each command runs REPEAT times, interleaved, in fresh processes; medians are compared.
 Usage: python bench/bench_run.py [--repeat N]
 """
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -40,11 +42,16 @@ def main():
         for _ in range(args.repeat):
             for name, cmd in commands.items():
                 times[name].append(wall(cmd))
-    floor = statistics.median(next(iter(times.values())))
-    print(f"{'command':<48} {'median s':>9} {'x floor':>8}")
+    floors = next(iter(times.values()))
+    floor = statistics.median(floors)
+    print(f"median of {args.repeat} (load average {os.getloadavg()[0]:.2f}); x floor: the "
+          "median's, then the range over rounds (each run / that round's floor)")
+    print(f"{'command':<48} {'median s':>9} {'x floor':>8} {'range':>12}")
     for name, values in times.items():
         median = statistics.median(values)
-        print(f"{name:<48} {median:9.3f} {median / floor:8.2f}")
+        per_round = [v / f for v, f in zip(values, floors, strict=True)]
+        print(f"{name:<48} {median:9.3f} {median / floor:8.2f} "
+              f"{min(per_round):5.2f}-{max(per_round):5.2f}")
 
 
 if __name__ == "__main__":
