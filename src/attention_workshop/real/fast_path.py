@@ -16,6 +16,7 @@ tests/test_real_fast_path.py checks attention and by_rows against the plain vers
 import numpy as np
 
 from attention_workshop.attention import causal_mask
+from attention_workshop.real.blas_threads import one_blas_thread
 
 
 def softmax_in_place(scores):  # [..., T_k] -> the same array, each row now sums to 1
@@ -68,10 +69,11 @@ def run_layers(layer, weights, cfg, x, prefix):
     }
     mask = causal_mask(T) if cfg.causal else None  # [T, T]: position i sees 0..i
     out["hidden_states"][0] = x
-    for i in range(L):
-        x, out["queries"][i], out["keys"][i], out["values"][i] = layer(
-            x, layer_weights(weights, f"{prefix}{i}."), cfg, mask, out["attentions"][i])
-        out["hidden_states"][i + 1] = x
+    with one_blas_thread():  # small products: see blas_threads.py (same bits, fewer waits)
+        for i in range(L):
+            x, out["queries"][i], out["keys"][i], out["values"][i] = layer(
+                x, layer_weights(weights, f"{prefix}{i}."), cfg, mask, out["attentions"][i])
+            out["hidden_states"][i + 1] = x
     return out
 
 

@@ -14,12 +14,10 @@ both cores stay busy with no more threads than the user allowed (OMP_NUM_THREADS
 OPENBLAS_NUM_THREADS, threadpoolctl's limits). With one thread allowed, one runs.
 """
 
-import functools
-import os
-
 import numpy as np
 
 from attention_workshop.attention import causal_mask
+from attention_workshop.real.blas_threads import one_blas_thread, threads_allowed
 from attention_workshop.real.buffers import reusable
 from attention_workshop.real.fast_ops import attention_rows
 from attention_workshop.real.fast_path import layer_weights
@@ -76,21 +74,6 @@ def split(T):  # -> [slice]: the row blocks, one per thread
     return [slice(0, T // 2), slice(T // 2, T)]
 
 
-@functools.cache
-def blas():  # -> threadpoolctl's handle on the BLAS libraries loaded (numpy's), found once
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController().select(user_api="blas")
-
-
-def threads_allowed():  # -> the least of the BLAS's thread counts and this process's CPUs
-    """What the user allows: OpenBLAS reads OPENBLAS_NUM_THREADS (else OMP_NUM_THREADS) when
-    it loads, and threadpoolctl's limits change it later; both show in its num_threads."""
-    counts = [lib.num_threads for lib in blas().lib_controllers]
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return min([*counts, cpus or 1])
-
-
 class Blocks:
     """Runs fn on each block of rows: the second on a worker thread if there is one."""
 
@@ -106,16 +89,14 @@ class Blocks:
 
 
 class Threads:
-    """`with Threads(n_blocks) as blocks:` the BLAS at one thread, and a worker thread if
-    there are two blocks. One BLAS thread at every length: on this 2-core machine, waking
-    OpenBLAS's second thread for each small matrix product made a 16-token forward pass
-    several times slower whenever the other core was busy (medians 103 ms vs 18 ms)."""
+    """`with Threads(n_blocks) as blocks:` the BLAS at one thread (see blas_threads.py),
+    and a worker thread if there are two blocks."""
 
     def __init__(self, n_blocks):
         self.n_blocks = n_blocks
 
     def __enter__(self):
-        self.limits = blas().limit(limits=1)
+        self.limits = one_blas_thread()
         self.executor = None
         if self.n_blocks > 1:
             from concurrent.futures import ThreadPoolExecutor
