@@ -51,6 +51,18 @@ def test_attentions_and_hidden_equal_transformers(ours, reference, sentence):
     np.testing.assert_allclose(result.hidden_states, hidden, rtol=0, atol=1e-4)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("repeats", [20, 72])  # 142 and 506 tokens: rows split over threads
+def test_long_inputs_equal_transformers(ours, reference, threads, repeats):
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    with threadpoolctl.threadpool_limits(limits=threads, user_api="blas"):
+        result = ours.run(" ".join(["the river bank by the money bank"] * repeats))
+    assert len(result.ids) == 7 * repeats + 2
+    attentions, hidden = run_reference(reference, result.ids)
+    np.testing.assert_allclose(result.attentions, attentions, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(result.hidden_states, hidden, rtol=0, atol=1e-4)
+
+
 def test_tokens_in_same_tokens_out(ours):
     result = ours.run("the river bank")
     assert result.tokens == ["[CLS]", "the", "river", "bank", "[SEP]"]

@@ -68,6 +68,17 @@ def test_attentions_and_hidden_equal_transformers(tmp_path, n_layer, n_head, n_e
         np.testing.assert_allclose(result.hidden_states, hidden, rtol=0, atol=1e-4)
 
 
+def test_long_input_equals_transformers(tmp_path):
+    """Past row_split.SPLIT_FROM: rows split over two threads, the causal mask on each half."""
+    model = build_gpt2(tmp_path, n_layer=2, n_head=4, n_positions=400)
+    ours = load_model(tmp_path)
+    result = ours.run(" ".join(SENTENCES * 12))
+    assert len(result.ids) >= 128
+    attentions, hidden = run_reference(model, result.ids)
+    np.testing.assert_allclose(result.attentions, attentions, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(result.hidden_states, hidden, rtol=0, atol=1e-4)
+
+
 def test_causal_no_token_sees_the_future(tmp_path):
     build_gpt2(tmp_path, n_layer=2, n_head=2)
     weights = load_model(tmp_path).run("the river bank by the water").attentions

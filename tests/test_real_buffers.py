@@ -1,0 +1,70 @@
+"""real/buffers.py: the attentions' memory is reused only once nothing holds the last array,
+and W_Q, W_K, W_V are stacked once while they live."""
+
+import numpy as np
+import pytest
+
+from attention_workshop.errors import WorkshopError
+from attention_workshop.real import load_model
+from attention_workshop.real.buffers import reusable, stacked
+from attention_workshop.real.catalog import MINILM_INSTALL
+
+SHAPE = (2, 3, 40, 40)
+
+
+def address(array):
+    return array.__array_interface__["data"][0]
+
+
+def test_memory_comes_back_once_released():
+    a = reusable(SHAPE, np.float32)
+    a[...] = 1.0
+    where = address(a)
+    del a
+    b = reusable(SHAPE, np.float32)
+    assert address(b) == where and b.shape == SHAPE and b.flags.writeable
+
+
+@pytest.mark.parametrize("keep", ["array", "slice", "transpose", "memoryview"])
+def test_memory_held_in_any_form_is_never_handed_out_again(keep):
+    a = reusable(SHAPE, np.float32)
+    a[...] = 7.0
+    held = {"array": a, "slice": a[1, 2], "transpose": a.T,
+            "memoryview": memoryview(a)}[keep]
+    del a
+    b = reusable(SHAPE, np.float32)
+    b[...] = -1.0
+    assert (np.asarray(held) == 7.0).all()  # what the caller kept keeps its numbers
+
+
+def test_another_shape_gets_new_memory():
+    a = reusable(SHAPE, np.float32)
+    del a
+    b = reusable((2, 3, 41, 41), np.float32)
+    assert b.shape == (2, 3, 41, 41)
+    c = reusable((5,), np.float64)
+    assert c.dtype == np.float64 and not np.shares_memory(b, c)
+
+
+def test_a_held_run_result_keeps_its_attentions():
+    try:
+        model = load_model("minilm")
+    except WorkshopError:
+        pytest.skip(f"MiniLM's weights are not installed ({MINILM_INSTALL})")
+    first = model.run("the river bank by the water")
+    kept = first.attentions.copy()
+    second = model.run("the money bank by the river")  # same length: the same shape
+    assert len(first.ids) == len(second.ids)
+    np.testing.assert_array_equal(first.attentions, kept)
+    assert not np.shares_memory(first.attentions, second.attentions)
+
+
+def test_stacked_is_the_concatenation_made_once():
+    rng = np.random.default_rng(0)
+    parts = [rng.normal(size=(3, 4)).astype(np.float32) for _ in range(3)]
+    stack = stacked(*parts)
+    np.testing.assert_array_equal(stack, np.concatenate(parts))
+    assert stacked(*parts) is stack
+    other = [part + 1 for part in parts]
+    assert stacked(*other) is not stack
+    np.testing.assert_array_equal(stacked(*other), np.concatenate(other))

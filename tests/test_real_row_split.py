@@ -1,0 +1,123 @@
+"""The float32 layer loop (row_split.py) against the readable layers it replaces, and the
+threads it uses against the ones the user allows.
+
+Random models of each family with room for 300 tokens: the fast forward (one block of
+rows, or two halves on two threads) equals the family's readable layer run by
+fast_path.run_layers, in float32 and in float64; the BLAS runs at one thread inside and
+gets its count back after; one allowed thread means one block.
+"""
+
+import threading
+
+import numpy as np
+import pytest
+
+from attention_workshop.real import row_split
+from attention_workshop.real.blas_threads import blas, threads_allowed
+from attention_workshop.real.checkpoint import config_from_dict
+from attention_workshop.real.families import FAMILIES, family
+from attention_workshop.real.fast_path import run_layers
+
+threadpoolctl = pytest.importorskip("threadpoolctl")
+
+CONFIGS = {  # 2 layers, 4 heads, d_model 32, 300 positions
+    "gpt2": {"model_type": "gpt2", "n_layer": 2, "n_head": 4, "n_embd": 32, "n_positions": 300,
+             "vocab_size": 50},
+    "bert": {"model_type": "bert", "num_hidden_layers": 2, "num_attention_heads": 4,
+             "hidden_size": 32, "intermediate_size": 64, "max_position_embeddings": 300,
+             "vocab_size": 50, "type_vocab_size": 2, "hidden_act": "gelu"},
+}
+READABLE = {"bert": ("encoder_layer", "encoder.layer."), "gpt2": ("transformer_block", "h.")}
+
+
+def random_model(model_type, seed=0):  # -> cfg, float64 weights: N(0, 0.3^2), norm scales ~1
+    cfg = config_from_dict(CONFIGS[model_type])
+    rng = np.random.default_rng(seed)
+    weights = {}
+    for name, shape in family(model_type).tensor_shapes(cfg).items():
+        weights[name] = rng.normal(size=shape) * 0.3
+        if name.endswith(("LayerNorm.weight", "ln_1.weight", "ln_2.weight", "ln_f.weight")):
+            weights[name] += 1.0
+    return cfg, weights
+
+
+def readable(model_type, weights, cfg, ids):  # the family's own layer, layer by layer
+    fam = family(model_type)
+    layer, prefix = READABLE[model_type]
+    if model_type == "bert":
+        x = fam.embed(weights, cfg, ids)
+    else:
+        x = weights["wte.weight"][ids] + weights["wpe.weight"][: len(ids)]
+    out = run_layers(getattr(fam, layer), weights, cfg, x, prefix)
+    if model_type == "gpt2":
+        out["hidden_states"][-1] = fam.layer_norm(out["hidden_states"][-1], weights["ln_f.weight"],
+                                                  weights["ln_f.bias"], cfg.eps)
+    return out
+
+
+@pytest.mark.parametrize("model_type", sorted(FAMILIES))
+@pytest.mark.parametrize("T", [3, 130, 300])
+@pytest.mark.parametrize("split_from", [2, 10**6])  # two halves on two threads, or one block
+def test_fast_forward_is_the_readable_layers(model_type, T, split_from, monkeypatch):
+    monkeypatch.setattr(row_split, "SPLIT_FROM", split_from)
+    monkeypatch.setattr(row_split, "threads_allowed", lambda: 2)
+    cfg, w64 = random_model(model_type, seed=T)
+    w32 = {name: a.astype(np.float32) for name, a in w64.items()}
+    ids = np.random.default_rng(T).integers(0, cfg.n_vocab, size=T)
+    fast = family(model_type).forward(w32, cfg, ids)
+    for reference, atol in ((readable(model_type, w32, cfg, ids), 2e-5),
+                            (readable(model_type, w64, cfg, ids), 5e-5)):
+        for key in ("attentions", "queries", "keys"):
+            np.testing.assert_allclose(fast[key], reference[key], rtol=0, atol=atol, err_msg=key)
+        np.testing.assert_allclose(fast["hidden_states"], reference["hidden_states"], rtol=0,
+                                   atol=10 * atol)
+
+
+def test_one_allowed_thread_means_one_block_and_one_thread():
+    with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
+        assert threads_allowed() == 1
+        assert row_split.split(512) == [slice(0, 512)]
+        before = threading.active_count()
+        cfg, w = random_model("bert")
+        seen = []
+        original = family("bert").finish
+
+        def finish(*args):
+            seen.append((threading.active_count(), blas().lib_controllers[0].num_threads))
+            return original(*args)
+
+        row_split.run_layers_fast(family("bert").project, finish,
+                                  {k: v.astype(np.float32) for k, v in w.items()}, cfg,
+                                  np.ones((200, 32), np.float32), "encoder.layer.")
+        assert seen and all(s == (before, 1) for s in seen)
+
+
+def test_the_blas_gets_its_threads_back():
+    if not blas().lib_controllers:
+        pytest.skip("numpy reports no BLAS library to threadpoolctl")
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        cfg, w = random_model("gpt2")
+        during = []
+        original = family("gpt2").project
+
+        def project(*args):
+            during.append(blas().lib_controllers[0].num_threads)
+            return original(*args)
+
+        ids = np.arange(140) % cfg.n_vocab
+        row_split.run_layers_fast(project, family("gpt2").finish,
+                                  {k: v.astype(np.float32) for k, v in w.items()}, cfg,
+                                  w["wte.weight"][ids].astype(np.float32), "h.")
+        assert set(during) == {1}  # one BLAS thread per Python thread
+        assert blas().lib_controllers[0].num_threads == 2  # the user's count restored
+
+
+def test_float64_is_the_same_bits_with_one_or_two_blas_threads():
+    cfg, w = random_model("bert", seed=5)
+    ids = np.arange(200) % cfg.n_vocab
+    outs = []
+    for n in (1, 2):
+        with threadpoolctl.threadpool_limits(limits=n, user_api="blas"):
+            outs.append(family("bert").forward(w, cfg, ids))
+    for key in outs[0]:
+        np.testing.assert_array_equal(outs[0][key], outs[1][key])
