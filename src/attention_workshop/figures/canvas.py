@@ -62,7 +62,9 @@ def save(fig, path):  # Figure, Path | None -> Path | Figure
     if path is None:
         return fig
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+    # zlib level 1: the same pixels, ~4% more bytes, the encoding 5-10% of a save faster
+    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None},
+                pil_kwargs={"compress_level": 1})
     return write_atomic(path, buf.getvalue())
 
 
