@@ -99,3 +99,22 @@ def test_no_path_returns_the_figure_for_a_notebook(tmp_path):
     assert type(fig).__name__ == "Figure" and not list(tmp_path.iterdir())
     shown = [t.get_text() for t in fig.axes[0].texts]
     assert shown == [f"{w:.3f}" for row in plain_weights(words) for w in row]
+
+
+def test_head_grid_shows_every_weight_of_every_head():
+    """The real figures draw their numbers as glyph outlines (canvas.annotate_cells): each
+    panel's collection holds every cell's value, centred on its cell, white on dark cells."""
+    from attention_workshop.figures import real
+
+    rng = np.random.default_rng(4)
+    weights = rng.random((3, 4, 4))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    fig = real.head_grid(["a", "b", "c", "d"], weights, "heads", None)
+    for h, ax in enumerate(fig.axes[:3]):
+        (cells,) = [c for c in ax.collections if hasattr(c, "cell_texts")]
+        assert cells.cell_texts == [f"{w:.2f}" for row in weights[h] for w in row]
+        assert [tuple(o) for o in cells.get_offsets()] == [(j, i) for i in range(4)
+                                                           for j in range(4)]
+        white = [tuple(c) == (1.0, 1.0, 1.0, 1.0) for c in cells.get_facecolors()]
+        assert white == [w > 0.5 for row in weights[h] for w in row]
+        assert ax.get_title() == f"head {h}"

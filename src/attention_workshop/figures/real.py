@@ -8,7 +8,7 @@ import numpy as np
 
 from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
 from attention_workshop.figures import Drawing
-from attention_workshop.figures.canvas import annotate_heatmap, label, new_figure, save, styled
+from attention_workshop.figures.canvas import annotate_cells, label, new_figure, save, styled
 from attention_workshop.figures.head_view import head_view_html
 from attention_workshop.files import write_atomic
 from attention_workshop.modules import module3
@@ -39,9 +39,7 @@ def head_grid(tokens, weights, title, path, cols=4):  # list[str], [H, T, T], st
             continue
         image = ax.imshow(weights[h], cmap="Blues", vmin=0, vmax=1)
         if T <= 7:
-            annotate_heatmap(ax, weights[h], fmt="{:.2f}", threshold=0.5)
-            for text in ax.texts:
-                text.set_fontsize(7)
+            annotate_cells(ax, weights[h], fmt="{:.2f}", threshold=0.5, fontsize=7)
         ax.set_xticks(range(T), tokens, rotation=90, fontsize=font)
         ax.set_yticks(range(T), tokens, fontsize=font)
         ax.tick_params(length=0, pad=3)  # a tick mark beside "0.36" would read as a minus sign
@@ -65,9 +63,7 @@ def layer_by_head(panels, title, path):  # [(subtitle, [L, H] weights)], str, Pa
         "top": 1 - 0.8 / height, "wspace": 0.6 / (0.55 * H)})
     for ax, (subtitle, grid) in zip(axes.flat, panels, strict=True):
         image = ax.imshow(grid, cmap="Reds", vmin=0, vmax=1)
-        annotate_heatmap(ax, grid, fmt="{:.2f}", threshold=0.5)
-        for text in ax.texts:
-            text.set_fontsize(7)
+        annotate_cells(ax, grid, fmt="{:.2f}", threshold=0.5, fontsize=7)
         ax.set_xticks(range(H), range(H))
         ax.set_yticks(range(L), range(L))
         ax.tick_params(length=0, pad=3)
