@@ -1,12 +1,14 @@
 """How many threads the BLAS (numpy's matrix products) may use, and holding it at one.
 
-A forward pass through a small model is hundreds of small matrix products. On a 2-core
-machine, waking OpenBLAS's second thread for each one made a 16-token MiniLM forward pass
-several times slower whenever the other core was busy (medians 103 ms vs 18 ms on one
-thread), so the forward passes hold the BLAS at one thread and, for long inputs, split
-their rows over Python threads themselves (row_split.py). threadpoolctl finds numpy's
-BLAS (OpenBLAS, MKL, BLIS, ...) and sets its thread count for the duration, then
-restores the user's.
+Held at one thread: (1) while row_split.py runs two Python threads, one per core, each
+doing its own products; (2) in float64 forward passes, whose digits then never depend on
+the thread count (OpenBLAS's two-thread products round differently from 200 tokens on) and
+whose small products (Module 3's 5-token sentences) never wait for a second thread (on this
+shared 2-core machine, waking it for each product made a 16-token pass several times
+slower whenever the other core was busy: medians 103 ms vs 18 ms). Otherwise the BLAS
+uses what the user allows. threadpoolctl finds numpy's BLAS (OpenBLAS, MKL, BLIS, ...),
+sets its thread count for the duration, then restores the user's; it is imported only
+when needed (4-9 ms).
 """
 
 import functools
