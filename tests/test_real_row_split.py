@@ -112,6 +112,26 @@ def test_the_blas_gets_its_threads_back():
         assert blas().lib_controllers[0].num_threads == 2  # the user's count restored
 
 
+@pytest.mark.parametrize(("T", "expected"), [(5, 1), (row_split.ONE_BLAS_THREAD_BELOW, 2)])
+def test_one_block_keeps_the_users_blas_threads_but_for_tiny_inputs(T, expected):
+    if not blas().lib_controllers:
+        pytest.skip("numpy reports no BLAS library to threadpoolctl")
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        cfg, w = random_model("bert")
+        during = []
+        original = family("bert").finish
+
+        def finish(*args):
+            during.append(blas().lib_controllers[0].num_threads)
+            return original(*args)
+
+        row_split.run_layers_fast(family("bert").project, finish,
+                                  {k: v.astype(np.float32) for k, v in w.items()}, cfg,
+                                  np.ones((T, 32), np.float32), "encoder.layer.")
+        assert set(during) == {expected}
+        assert blas().lib_controllers[0].num_threads == 2
+
+
 def test_float64_is_the_same_bits_with_one_or_two_blas_threads():
     cfg, w = random_model("bert", seed=5)
     ids = np.arange(200) % cfg.n_vocab

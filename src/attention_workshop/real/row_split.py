@@ -23,6 +23,10 @@ from attention_workshop.real.fast_ops import attention_rows
 from attention_workshop.real.fast_path import layer_weights
 
 SPLIT_FROM = 128  # tokens; below, splitting cost more than it saved (measured on MiniLM)
+# Below this many tokens the BLAS stays at one thread: a second one gained at most 15% on
+# a quiet machine at 5 tokens (35% at 16) and cost 3x and more whenever the other core was
+# busy (a cold `real "the river bank"`: 0.42 s -> 0.61 s at load 3)
+ONE_BLAS_THREAD_BELOW = 16
 
 
 def run_layers_fast(project, finish, weights, cfg, x, prefix):
@@ -43,7 +47,7 @@ def run_layers_fast(project, finish, weights, cfg, x, prefix):
     context_heads = heads(context, H)  # [n_head, T, d_head], a view of context
     out["hidden_states"][0] = x
     halves = split(T)
-    with Threads(len(halves)) as pool:
+    with Threads(len(halves), hold_blas=len(halves) > 1 or T < ONE_BLAS_THREAD_BELOW) as pool:
         for i in range(L):
             layer = layer_weights(weights, f"{prefix}{i}.")
             x, y = out["hidden_states"][i], out["hidden_states"][i + 1]
@@ -89,23 +93,25 @@ class Blocks:
 
 
 class Threads:
-    """`with Threads(n_blocks) as blocks:` with two blocks, a worker thread and the BLAS at
-    one thread (one per core: see blas_threads.py); with one block, the BLAS as the user
-    set it (on a quiet machine its second thread made a 16-token pass 1.5x faster)."""
+    """`with Threads(n_blocks, hold_blas) as blocks:` a worker thread if there are two
+    blocks; the BLAS at one thread if hold_blas (always with two blocks: one thread per
+    core, see blas_threads.py), else as the user set it (on a quiet machine its second
+    thread made a 16-token pass 1.5x faster)."""
 
-    def __init__(self, n_blocks):
-        self.n_blocks = n_blocks
+    def __init__(self, n_blocks, hold_blas):
+        self.n_blocks, self.hold_blas = n_blocks, hold_blas
 
     def __enter__(self):
-        self.limits = self.executor = None
+        self.limits = one_blas_thread() if self.hold_blas else None
+        self.executor = None
         if self.n_blocks > 1:
             from concurrent.futures import ThreadPoolExecutor
 
-            self.limits = one_blas_thread()
             self.executor = ThreadPoolExecutor(max_workers=1)
         return Blocks(self.executor)
 
     def __exit__(self, *exc):
         if self.executor:
             self.executor.shutdown()
+        if self.limits:
             self.limits.restore_original_limits()
