@@ -67,7 +67,7 @@ def test_fast_forward_is_the_readable_layers(model_type, T, split_from, monkeypa
     fast = family(model_type).forward(w32, cfg, ids)
     for reference, atol in ((readable(model_type, w32, cfg, ids), 2e-5),
                             (readable(model_type, w64, cfg, ids), 5e-5)):
-        for key in ("attentions", "queries", "keys"):
+        for key in ("attentions", "queries", "keys", "values"):
             np.testing.assert_allclose(fast[key], reference[key], rtol=0, atol=atol, err_msg=key)
         np.testing.assert_allclose(fast["hidden_states"], reference["hidden_states"], rtol=0,
                                    atol=10 * atol)
