@@ -3,9 +3,16 @@ helpers) and transformers' MiniLM as the reference for `real`."""
 
 import contextlib
 import io
+import signal
 
 import pytest
 from browser import launch
+
+# Ctrl-C as at a terminal. A test run that a script starts in the background (CI) inherits
+# SIGINT ignored, and Python keeps an ignored SIGINT ignored: the interrupt tests (in-process
+# and in the commands they start, which inherit it) would test a Ctrl-C no learner can send.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="module")

@@ -29,16 +29,7 @@ USER_FILE = {"my notes.txt": b"notes the learner keeps beside the figures"}
 def run_command(out, *options):
     return subprocess.Popen([sys.executable, "-m", "attention_workshop", "run", "--out", str(out),
                              *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True, preexec_fn=_as_from_a_terminal)
-
-
-def _as_from_a_terminal():
-    """Ctrl-C and SIGTERM at their defaults, as a terminal's shell starts a command. A test run
-    started in the background by a script (CI) inherits SIGINT ignored, and Python keeps an
-    ignored SIGINT ignored until `run` installs its own handler: a Ctrl-C in the first moments
-    would then be lost, which no learner at a terminal sees."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                            text=True, start_new_session=True)
 
 
 def finished(out, *options):  # the set a run that nothing stops writes into a new folder
