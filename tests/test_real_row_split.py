@@ -73,22 +73,30 @@ def test_fast_forward_is_the_readable_layers(model_type, T, split_from, monkeypa
                                    atol=10 * atol)
 
 
+def threads_seen(name, stage, x):  # family, "project" | "finish", [T, d_model] -> list
+    """Run the fast loop on a random `name` model from the inputs x; return, at each call of
+    the family's `stage`, (Python threads alive, the BLAS's thread count)."""
+    cfg, w = random_model(name)
+    fam, seen = family(name), []
+    original = getattr(fam, stage)
+
+    def spy(*args):
+        seen.append((threading.active_count(), blas().lib_controllers[0].num_threads))
+        return original(*args)
+
+    stages = {"project": fam.project, "finish": fam.finish, stage: spy}
+    row_split.run_layers_fast(stages["project"], stages["finish"],
+                              {k: v.astype(np.float32) for k, v in w.items()}, cfg,
+                              x(cfg, w).astype(np.float32), READABLE[name][1])
+    return seen
+
+
 def test_one_allowed_thread_means_one_block_and_one_thread():
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
         assert threads_allowed() == 1
         assert row_split.split(512) == [slice(0, 512)]
         before = threading.active_count()
-        cfg, w = random_model("bert")
-        seen = []
-        original = family("bert").finish
-
-        def finish(*args):
-            seen.append((threading.active_count(), blas().lib_controllers[0].num_threads))
-            return original(*args)
-
-        row_split.run_layers_fast(family("bert").project, finish,
-                                  {k: v.astype(np.float32) for k, v in w.items()}, cfg,
-                                  np.ones((200, 32), np.float32), "encoder.layer.")
+        seen = threads_seen("bert", "finish", lambda cfg, w: np.ones((200, 32)))
         assert seen and all(s == (before, 1) for s in seen)
 
 
@@ -96,19 +104,10 @@ def test_the_blas_gets_its_threads_back():
     if not blas().lib_controllers:
         pytest.skip("numpy reports no BLAS library to threadpoolctl")
     with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
-        cfg, w = random_model("gpt2")
-        during = []
-        original = family("gpt2").project
-
-        def project(*args):
-            during.append(blas().lib_controllers[0].num_threads)
-            return original(*args)
-
-        ids = np.arange(140) % cfg.n_vocab
-        row_split.run_layers_fast(project, family("gpt2").finish,
-                                  {k: v.astype(np.float32) for k, v in w.items()}, cfg,
-                                  w["wte.weight"][ids].astype(np.float32), "h.")
-        assert set(during) == {1}  # one BLAS thread per Python thread
+        ids = np.arange(140)
+        during = {threads for _, threads in threads_seen(
+            "gpt2", "project", lambda cfg, w: w["wte.weight"][ids % cfg.n_vocab])}
+        assert during == {1}  # one BLAS thread per Python thread
         assert blas().lib_controllers[0].num_threads == 2  # the user's count restored
 
 
@@ -117,18 +116,9 @@ def test_one_block_keeps_the_users_blas_threads_but_for_tiny_inputs(T, expected)
     if not blas().lib_controllers:
         pytest.skip("numpy reports no BLAS library to threadpoolctl")
     with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
-        cfg, w = random_model("bert")
-        during = []
-        original = family("bert").finish
-
-        def finish(*args):
-            during.append(blas().lib_controllers[0].num_threads)
-            return original(*args)
-
-        row_split.run_layers_fast(family("bert").project, finish,
-                                  {k: v.astype(np.float32) for k, v in w.items()}, cfg,
-                                  np.ones((T, 32), np.float32), "encoder.layer.")
-        assert set(during) == {expected}
+        during = {threads for _, threads in threads_seen(
+            "bert", "finish", lambda cfg, w: np.ones((T, 32)))}
+        assert during == {expected}
         assert blas().lib_controllers[0].num_threads == 2
 
 
