@@ -7,9 +7,9 @@ torch's Linear stores W as [out, in], so a layer computes x @ W.T + b.
 import numpy as np
 
 from attention_workshop.real.buffers import stacked
-from attention_workshop.real.fast_ops import gelu_in_place, layer_norm_in_place, linear_into
+from attention_workshop.real.fast_loop import Stage, run_layers_fast
+from attention_workshop.real.fast_ops import gelu_in_place, layer_norm_columns, linear_rows
 from attention_workshop.real.fast_path import attention, by_rows, run_layers
-from attention_workshop.real.row_split import run_layers_fast
 from attention_workshop.real.transformer import ACTIVATION, layer_norm, merge_heads, split_heads
 
 # ModelConfig field -> config.json key (the contract is in families.py)
@@ -97,37 +97,46 @@ def encoder_layer(x, layer, cfg, mask=None, weights_out=None):
     return x, q, k, v
 
 
-# The same layer for float32, as row_split.py runs it: on a block of rows, into buffers.
-def project(x, layer, cfg, qkv):  # [rows, d_model] -> qkv [rows, 3 * d_model]: Q | K | V
+# The same layer for float32, as fast_loop.py runs it: feature-major ([features, T]), as
+# stages whose parts may run on threads at once (see families.py).
+def fast_stages(layer, cfg, io):  # {short name: array}, ModelConfig, fast_loop.LayerIO
+    """-> (stages making io.qkv from io.x, stages making io.y from io.context):
+    Q|K|V; then W_O plus the input, layer norm, the MLP with gelu, plus, layer norm."""
+    D, F, T, eps = cfg.d_model, cfg.d_mlp, io.T, cfg.eps
+    x, qkv, context, y = io.x, io.qkv, io.context, io.y
+    a, h = io.temp("a", D), io.temp("h", F)  # [D, T] after attention, [F, T] the MLP's
     names = [f"attention.self.{name}" for name in ("query", "key", "value")]
-    w = stacked(*(layer[f"{name}.weight"] for name in names))  # [3 d_model, d_model]
-    b = stacked(*(layer[f"{name}.bias"] for name in names))  # [3 d_model]
-    return linear_into(x, w, b, qkv)
+    w_qkv = stacked(*(layer[f"{name}.weight"] for name in names))  # [3 D, D]
+    b_qkv = stacked(*(layer[f"{name}.bias"] for name in names))  # [3 D]
+    ln1, ln2 = "attention.output.LayerNorm.", "output.LayerNorm."
 
+    def mlp_in(r):  # rows r of gelu(W_1 a + b_1)
+        out = linear_rows(layer["intermediate.dense.weight"], a, layer["intermediate.dense.bias"],
+                          h, r)
+        gelu_in_place(out) if cfg.activation == "gelu" else np.copyto(
+            out, ACTIVATION[cfg.activation](out))
 
-def finish(x, context, layer, cfg, out):
-    # [rows, d_model] layer input, [rows, d_model] heads merged -> out [rows, d_model]
-    """encoder_layer after attention: W_O, add and norm, MLP (gelu), add and norm."""
-    a = linear_into(context, layer["attention.output.dense.weight"],
-                    layer["attention.output.dense.bias"], np.empty_like(x))
-    a += x
-    layer_norm_in_place(a, layer["attention.output.LayerNorm.weight"],
-                        layer["attention.output.LayerNorm.bias"], cfg.eps)
-    h = linear_into(a, layer["intermediate.dense.weight"], layer["intermediate.dense.bias"],
-                    np.empty((len(x), cfg.d_mlp), x.dtype))  # [rows, d_mlp]
-    gelu_in_place(h) if cfg.activation == "gelu" else np.copyto(h, ACTIVATION[cfg.activation](h))
-    linear_into(h, layer["output.dense.weight"], layer["output.dense.bias"], out)
-    out += a
-    return layer_norm_in_place(out, layer["output.LayerNorm.weight"],
-                               layer["output.LayerNorm.bias"], cfg.eps)
+    before = [Stage(3 * D, lambda r: linear_rows(w_qkv, x, b_qkv, qkv, r))]
+    after = [
+        Stage(D, lambda r: linear_rows(layer["attention.output.dense.weight"], context,
+                                       layer["attention.output.dense.bias"], a, r, add=x)),
+        Stage(T, lambda c: layer_norm_columns(a, layer[ln1 + "weight"], layer[ln1 + "bias"],
+                                              eps, c)),
+        Stage(F, mlp_in),
+        Stage(D, lambda r: linear_rows(layer["output.dense.weight"], h,
+                                       layer["output.dense.bias"], y, r, add=a)),
+        Stage(T, lambda c: layer_norm_columns(y, layer[ln2 + "weight"], layer[ln2 + "bias"],
+                                              eps, c)),
+    ]
+    return before, after
 
 
 def forward(w, cfg, ids):  # weights, ModelConfig, [T] ints -> dict of arrays
     """Returns hidden_states [n_layer + 1, T, d_model] (embeddings, then after each layer,
     as transformers' BertModel reports them), attentions [n_layer, n_head, T, T] and each
     layer's queries, keys and values [n_layer, n_head, T, d_head]. float32 runs the same
-    layer as project + finish (row_split.py); float64 (Module 3's digits) encoder_layer."""
+    layer as fast_stages (fast_loop.py); float64 (Module 3's digits) encoder_layer."""
     x = embed(w, cfg, ids)
     if x.dtype == np.float32:
-        return run_layers_fast(project, finish, w, cfg, x, "encoder.layer.")
+        return run_layers_fast(fast_stages, w, cfg, x, "encoder.layer.")
     return run_layers(encoder_layer, w, cfg, x, "encoder.layer.")

@@ -26,9 +26,9 @@ What a family file must define (names are the checkpoint's and config.json's own
                   weights' dtype;
                   `weights` maps the names of tensor_shapes to arrays, ids is [T] ints.
                   fast_path.run_layers fills these from the family's one-layer function;
-                  for float32, row_split.run_layers_fast from the same layer written as
-                  project(x_rows, layer, cfg, qkv_rows) and finish(x_rows, context_rows,
-                  layer, cfg, out_rows) (bert.py and gpt2.py show both).
+                  for float32, fast_loop.run_layers_fast from the same layer written as
+                  fast_stages(layer, cfg, io) -> two lists of fast_loop.Stage (bert.py and
+                  gpt2.py show both).
 
 tests/test_real_families.py checks every family here against this contract.
 """

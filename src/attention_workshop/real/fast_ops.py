@@ -1,16 +1,18 @@
-"""The float32 pieces of a transformer layer, each written into a buffer or in place.
+"""The float32 pieces of a transformer layer, in the feature-major layout fast_loop.py runs.
 
-The same math as transformer.py and fast_path.attention (tests/test_real_fast_ops.py checks
-each against them), arranged for speed on one block of rows (tokens) at a time, so that
-row_split.py can hand half the rows to a second thread:
+Activations are held transposed: [features, T], a row per feature, a column per token.
+Then, with W [out, in] as torch stores it:
 
-- `linear_into`: for a few rows, OpenBLAS is ~1.5x faster streaming the weight through as
-  the left factor, W @ x.T, than packing it as the right one, x @ W.T (measured on MiniLM's
-  shapes at 16 tokens, 5-10% at 64-96, level at 128, slower beyond).
-- `layer_norm_in_place`, `gelu_in_place`: no [T, d] temporaries; gelu runs on blocks of
-  rows small enough to stay in the core's cache, with scratch arrays allocated once.
-- `attention_rows`: the scores of a block of query rows written straight into their slice
-  of the model's attentions, the context straight into the merged-heads layout.
+- a linear layer is W @ x, the orientation in which OpenBLAS is fastest up to ~128 tokens
+  (~15% on MiniLM's shapes), with no transposed copy of its result and the bias added down
+  the columns;
+- a block of the output's rows comes from the same block of W's rows and is a contiguous
+  slice: two threads each read half of the weights (`linear_rows`);
+- one head's q, k and v are contiguous [d_head, T] blocks of the Q|K|V rows: q k^T and
+  the heads' outputs need no transposed copies (`attention_heads`).
+
+The same math as transformer.py and fast_path.attention; tests/test_real_fast_ops.py checks
+each piece against them.
 """
 
 import math
@@ -19,49 +21,59 @@ import numpy as np
 
 from attention_workshop.real.transformer import _AS_A, _AS_P
 
-FEW_ROWS = 128  # up to this many rows, linear_into computes (W @ x.T).T (see above)
-GELU_ROWS = 32  # rows per gelu block: 32 x 1536 floats = 192 KB per scratch array
 # Phi(-|x|) = erfc(|x| / sqrt(2)) / 2, by Abramowitz & Stegun 7.1.26 as transformer.gelu
 # does; the factor 1/2 goes into the coefficients (exact: a power of two), a pass saved.
 _HALF_AS_A = tuple(0.5 * a for a in _AS_A)
+# gelu runs on blocks of about this many floats (192 KB each, three scratch arrays): its ~18
+# numpy passes then find them in the core's cache (2.5x faster than on a [d_mlp, 512] whole)
+GELU_BLOCK = 32 * 1536
 
 
-def linear_into(x, w, b, out):  # [rows, in], [out, in] (torch's layout), [out] -> out [rows, out]
-    """out = x @ w.T + b. GPT-2's [in, out] Conv1D weights are passed as w.T (a view).
+def linear_rows(w, x, b, out, rows, add=None):
+    # [out, in], [in, T], [out], out [out, T], slice of output rows, [out, T] or None
+    """out[rows] = w[rows] @ x + b[rows] (+ add[rows]): rows of the layer's output, from
+    the same rows of W. GPT-2's Conv1D weights [in, out] come as W.T (a view).
 
-    Example: x = [[1, 2]], w = [[1, 0], [1, 1], [0, 2]], b = [0, 0, 1] -> out = [[1, 3, 5]].
+    Example: w = [[1, 0], [1, 1], [0, 2]], x = [[1], [2]] (one token), b = [0, 0, 1],
+    rows = all -> out = [[1], [3], [5]].
     """
-    if len(x) <= FEW_ROWS:
-        np.add((w @ x.T).T, b, out=out)  # [out, rows] -> [rows, out], bias added on the way
-    else:
-        np.matmul(x, w.T, out=out)
-        out += b
-    return out
+    o = out[rows]
+    np.matmul(w[rows], x, out=o)
+    o += b[rows, None]
+    if add is not None:
+        o += add[rows]
+    return o
 
 
-def layer_norm_in_place(x, weight, bias, eps):  # [rows, d] -> the same array
-    """transformer.layer_norm's float32 formula (centre, then average the squares), in place.
+def layer_norm_columns(x, weight, bias, eps, cols, out=None):
+    # [d, T], [d], [d], float, slice of tokens, [d, T] (default: x itself) -> out[:, cols]
+    """transformer.layer_norm's float32 formula (centre, then average the squares) on the
+    tokens `cols`, each a column here: written into out (or over x).
 
-    Example: [[1, 3]] with weight [1, 1], bias [0, 0], eps 0 -> [[-1, 1]].
+    Example: x = [[1], [3]] (one token of 2 features), weight [1, 1], bias [0, 0], eps 0
+    -> [[-1], [1]].
     """
-    x -= x.mean(axis=-1, keepdims=True)
-    var = np.einsum("td,td->t", x, x)[:, None]  # [rows, 1]: sum of squares, no [rows, d] temp
-    var *= 1.0 / x.shape[-1]
+    src = x[:, cols]
+    o = src if out is None else out[:, cols]
+    np.subtract(src, src.mean(axis=0), out=o)
+    var = np.einsum("dt,dt->t", o, o)  # [cols]: sums of squares, no [d, cols] temporary
+    var *= 1.0 / len(o)
     var += eps
     np.sqrt(var, out=var)
     np.divide(1.0, var, out=var)
-    x *= var
-    x *= weight
-    x += bias
-    return x
+    o *= var
+    o *= weight[:, None]
+    o += bias[:, None]
+    return o
 
 
-def gelu_in_place(h, rows=GELU_ROWS):  # [T, d_mlp] float32 -> the same array
-    """The exact gelu x Phi(x), as transformer.gelu computes it in float32, `rows` at a time.
+def gelu_in_place(h, block=GELU_BLOCK):  # [rows, T] float32, rows contiguous -> the same array
+    """The exact gelu x Phi(x), as transformer.gelu computes it in float32, a block of rows
+    at a time. x Phi(x) = max(x, 0) - |x| Phi(-|x|).
 
-    x Phi(x) = max(x, 0) - |x| Phi(-|x|). Example: [[1.0, -1.0]] -> [[0.841345, -0.158655]].
+    Example: [[1.0, -1.0]] -> [[0.841345, -0.158655]].
     """
-    n = min(rows, len(h))
+    n = min(len(h), max(1, block // max(1, h.shape[1])))  # rows per block
     a, t, y = (np.empty((n, h.shape[1]), h.dtype) for _ in range(3))  # scratch, reused
     for i in range(0, len(h), n):
         x = h[i:i + n]
@@ -88,33 +100,39 @@ def gelu_block(x, a, t, y):  # x [m, d] in place, with three scratch arrays of i
     x -= y
 
 
-def attention_rows(q, k_t, v, rows, mask, weights_out, context_out):
-    # q [n_head, T, d_head], k_t [n_head, d_head, T] (k transposed, contiguous: the product
-    # q k^T is then the plain kind, ~1.6x faster at 128 tokens), v [n_head, T, d_head]
-    # (whole sequence), rows: a slice of query positions,
-    # mask [T, T] bool or None, weights_out [n_head, len(rows), T], context_out
-    # [n_head, len(rows), d_head] (e.g. a view of [T, d_model]) -> weights_out
-    """fast_path.attention for the query rows `rows` only: softmax(q k^T / sqrt(d_k)) v.
+def attention_heads(qkv, heads, d_head, mask, weights_out, context, qkv_out):
+    # qkv [3 d_model, T]: Q rows, then K, then V (feature-major); heads: a slice of head
+    # numbers; mask [T, T] bool or None; weights_out [n_head, T, T] (one layer's attentions);
+    # context [d_model, T]; qkv_out: (queries, keys, values), each [n_head, T, d_head]
+    """softmax(q k^T / sqrt(d_head)) v for the heads `heads`: their weights into
+    weights_out[heads], their outputs into their rows of context, their q, k and v (as the
+    model reports them, token-major) into qkv_out.
 
-    The weights land in weights_out, the context in context_out, a few heads at a time
-    (SCORES_CHUNK). Example: for rows = slice(0, T) and k_t = k.transpose(0, 2, 1) this
-    is fast_path.attention(q, k, v, mask), within float32 rounding.
+    Example: with every head, this is fast_path.attention on the heads split out of Q, K, V,
+    within float32 rounding.
     """
-    q = q[:, rows] * np.float32(1.0 / math.sqrt(q.shape[-1]))  # [n_head, rows, d_head]
-    subtract_max = score_bound(q, k_t) > EXP_SAFE
-    n_head, n_rows, T = weights_out.shape
-    step = max(1, SCORES_CHUNK // (n_rows * T))  # heads per chunk
-    for h in range(0, n_head, step):
-        heads = slice(h, h + step)
-        scores = np.matmul(q[heads], k_t[heads], out=weights_out[heads])
+    d_model, T = context.shape
+    rows = slice(heads.start * d_head, heads.stop * d_head)  # these heads' feature rows
+    q, k, v = (qkv[part * d_model:][rows].reshape(-1, d_head, T) for part in range(3))
+    for part, out in zip((q, k, v), qkv_out, strict=True):
+        out[heads] = part.transpose(0, 2, 1)  # [n, d_head, T] -> [n, T, d_head]
+    q = qkv_out[0][heads] * np.float32(1.0 / math.sqrt(d_head))  # [n, T, d_head]: cheaper
+    v = qkv_out[2][heads]  # than scaling [n, T, T]; k stays [n, d_head, T]: q k^T is then
+    # the plain kind of product, as weights @ v (v@weights^T was 1.4x slower at 512 tokens)
+    subtract_max = score_bound(q, k) > EXP_SAFE
+    weights, ctx = weights_out[heads], context[rows].reshape(-1, d_head, T)
+    step = max(1, SCORES_CHUNK // (T * T))  # heads per chunk
+    for h in range(0, len(q), step):
+        c = slice(h, h + step)
+        scores = np.matmul(q[c], k[c], out=weights[c])  # [step, T, T]
         if mask is not None:
-            np.copyto(scores, -np.inf, where=~mask[rows])  # [rows, T], broadcast over heads
+            np.copyto(scores, -np.inf, where=~mask)  # [T, T], broadcast over heads
         if subtract_max:
             scores -= scores.max(axis=-1, keepdims=True)
         np.exp(scores, out=scores)
         scores *= 1.0 / scores.sum(axis=-1, keepdims=True)  # one division per row
-        np.matmul(scores, v[heads], out=context_out[heads])
-    return weights_out
+        ctx[c] = (scores @ v[c]).transpose(0, 2, 1)  # [step, T, d_head] -> [step, d_head, T]
+    return weights
 
 
 # Scores are made, exponentiated, summed, scaled and multiplied by v in chunks of about
@@ -126,16 +144,17 @@ SCORES_CHUNK = 1 << 18  # float32 scores per chunk
 # softmax(s) = exp(s - max) / sum(exp(s - max)) = exp(s) / sum(exp(s)): subtracting the row's
 # max only keeps exp in range. While every |s| <= 64, exp(s) lies within [1.6e-28, 6.2e27],
 # and a sum of 2^31 of them stays below float32's largest, so the max (two passes over the
-# [n_head, rows, T] scores: a fifth of attention at 512 tokens) is skipped. MiniLM's scores
+# [n_head, T, T] scores: a fifth of attention at 512 tokens) is skipped. MiniLM's scores
 # stay within 64 but for long inputs in layer 0.
 EXP_SAFE = 64.0
 
 
-def score_bound(q, k_t):  # [n_head, rows, d], [n_head, d, T] -> a bound on every |q_i . k_j|
+def score_bound(q, k):  # [n_head, T_q, d], [n_head, d, T_k] -> a bound on every |q_i . k_j|
     """Cauchy-Schwarz: |q_i . k_j| <= |q_i| |k_j|, so max |q_i| max |k_j| bounds them all.
 
-    Example: q = [[[3, 4]]], k_t = [[[1, 0], [0, 2]]] -> 5 * 2 = 10 (the scores are 3, 8).
+    Example: q = [[[3, 4]]] (one query (3, 4)), k = [[[1, 0], [0, 2]]] (keys (1, 0) and
+    (0, 2), a column each) -> 5 * 2 = 10 (the scores are 3 and 8).
     """
-    q_norms = np.einsum("hrd,hrd->hr", q, q).max(axis=-1)  # [n_head]: largest |q_i|^2
-    k_norms = np.einsum("hdt,hdt->ht", k_t, k_t).max(axis=-1)
+    q_norms = np.einsum("htd,htd->ht", q, q).max(axis=-1)  # [n_head]: largest |q_i|^2
+    k_norms = np.einsum("hdt,hdt->ht", k, k).max(axis=-1)
     return float(np.sqrt(q_norms * k_norms).max())

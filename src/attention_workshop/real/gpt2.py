@@ -7,9 +7,9 @@ holds W_Q, W_K and W_V side by side: [d_model, 3 * d_model].
 
 import numpy as np
 
-from attention_workshop.real.fast_ops import layer_norm_in_place, linear_into
+from attention_workshop.real.fast_loop import Stage, run_layers_fast
+from attention_workshop.real.fast_ops import layer_norm_columns, linear_rows
 from attention_workshop.real.fast_path import attention, by_rows, run_layers
-from attention_workshop.real.row_split import run_layers_fast
 from attention_workshop.real.transformer import ACTIVATION, layer_norm, merge_heads, split_heads
 
 # ModelConfig field -> config.json key (the contract is in families.py)
@@ -75,36 +75,50 @@ def transformer_block(x, block, cfg, mask, weights_out=None):
     return x, q, k, v
 
 
-# The same block for float32, as row_split.py runs it: on a block of rows, into buffers.
-# Conv1D's W [in, out] is passed to linear_into as W.T, the [out, in] it expects (a view).
-def project(x, block, cfg, qkv):  # [rows, d_model] -> qkv [rows, 3 * d_model]: Q | K | V
-    h = layer_norm_in_place(x.copy(), block["ln_1.weight"], block["ln_1.bias"], cfg.eps)
-    return linear_into(h, block["attn.c_attn.weight"].T, block["attn.c_attn.bias"], qkv)
+# The same block for float32, as fast_loop.py runs it: feature-major ([features, T]), as
+# stages whose parts may run on threads at once (see families.py). Conv1D's W [in, out] is
+# passed to linear_rows as W.T, the [out, in] it expects (a view).
+def fast_stages(block, cfg, io):  # {short name: array}, ModelConfig, fast_loop.LayerIO
+    """-> (stages making io.qkv from io.x, stages making io.y from io.context):
+    layer norm, Q|K|V; then W_O plus the input, layer norm, the MLP, plus."""
+    D, F, T, eps = cfg.d_model, cfg.d_mlp, io.T, cfg.eps
+    x, qkv, context, y = io.x, io.qkv, io.context, io.y
+    n, a, h = io.temp("n", D), io.temp("a", D), io.temp("h", F)  # normed, x + attention, MLP
 
+    def w(name):  # Conv1D's [in, out] as [out, in]
+        return block[name + ".weight"].T
 
-def finish(x, context, block, cfg, out):
-    # [rows, d_model] block input, [rows, d_model] heads merged -> out [rows, d_model]
-    """transformer_block after attention: W_O and the residual, then the MLP and its residual."""
-    linear_into(context, block["attn.c_proj.weight"].T, block["attn.c_proj.bias"], out)
-    out += x  # x + attention
-    h = layer_norm_in_place(out.copy(), block["ln_2.weight"], block["ln_2.bias"], cfg.eps)
-    h = linear_into(h, block["mlp.c_fc.weight"].T, block["mlp.c_fc.bias"],
-                    np.empty((len(x), cfg.d_mlp), x.dtype))  # [rows, d_mlp]
-    h = by_rows(ACTIVATION[cfg.activation], h)
-    out += linear_into(h, block["mlp.c_proj.weight"].T, block["mlp.c_proj.bias"],
-                       np.empty_like(out))
-    return out
+    def mlp_in(r):  # rows r of activation(W_fc n + b_fc)
+        out = linear_rows(w("mlp.c_fc"), n, block["mlp.c_fc.bias"], h, r)
+        np.copyto(out, ACTIVATION[cfg.activation](out))
+
+    before = [
+        Stage(T, lambda c: layer_norm_columns(x, block["ln_1.weight"], block["ln_1.bias"], eps,
+                                              c, out=n)),
+        Stage(3 * D, lambda r: linear_rows(w("attn.c_attn"), n, block["attn.c_attn.bias"], qkv,
+                                           r)),
+    ]
+    after = [
+        Stage(D, lambda r: linear_rows(w("attn.c_proj"), context, block["attn.c_proj.bias"], a,
+                                       r, add=x)),
+        Stage(T, lambda c: layer_norm_columns(a, block["ln_2.weight"], block["ln_2.bias"], eps,
+                                              c, out=n)),
+        Stage(F, mlp_in),
+        Stage(D, lambda r: linear_rows(w("mlp.c_proj"), h, block["mlp.c_proj.bias"], y, r,
+                                       add=a)),
+    ]
+    return before, after
 
 
 def forward(w, cfg, ids):  # weights, ModelConfig, [T] ints -> dict of arrays
     """Returns hidden_states [n_layer + 1, T, d_model] (as transformers' GPT2Model reports
     them: the embeddings, each block's input, and the last block's output after ln_f),
     attentions [n_layer, n_head, T, T] and queries, keys and values [n_layer, n_head, T,
-    d_head]. float32 runs the block as project + finish (row_split.py); float64
+    d_head]. float32 runs the block as fast_stages (fast_loop.py); float64
     transformer_block."""
     x = w["wte.weight"][ids] + w["wpe.weight"][: len(ids)]  # [T, d_model]
     if x.dtype == np.float32:
-        out = run_layers_fast(project, finish, w, cfg, x, "h.")
+        out = run_layers_fast(fast_stages, w, cfg, x, "h.")
     else:
         out = run_layers(transformer_block, w, cfg, x, "h.")
     last = out["hidden_states"][-1]  # the last block's output, which GPT-2 reports after ln_f

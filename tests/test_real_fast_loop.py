@@ -1,10 +1,10 @@
-"""The float32 layer loop (row_split.py) against the readable layers it replaces, and the
+"""The float32 layer loop (fast_loop.py) against the readable layers it replaces, and the
 threads it uses against the ones the user allows.
 
-Random models of each family with room for 300 tokens: the fast forward (one block of
-rows, or two halves on two threads) equals the family's readable layer run by
-fast_path.run_layers, in float32 and in float64; the BLAS runs at one thread inside and
-gets its count back after; one allowed thread means one block.
+Random models of each family with room for 300 tokens: the fast forward (one thread, or
+each stage split over two) equals the family's readable layer run by fast_path.run_layers,
+in float32 and in float64; the BLAS runs at one thread inside and gets its count back
+after; one allowed thread means one; a stage's parts cover its work exactly once.
 """
 
 import threading
@@ -12,7 +12,7 @@ import threading
 import numpy as np
 import pytest
 
-from attention_workshop.real import row_split
+from attention_workshop.real import fast_loop
 from attention_workshop.real.blas_threads import blas, threads_allowed
 from attention_workshop.real.checkpoint import config_from_dict
 from attention_workshop.real.families import FAMILIES, family
@@ -57,10 +57,10 @@ def readable(model_type, weights, cfg, ids):  # the family's own layer, layer by
 
 @pytest.mark.parametrize("model_type", sorted(FAMILIES))
 @pytest.mark.parametrize("T", [3, 130, 300])
-@pytest.mark.parametrize("split_from", [2, 10**6])  # two halves on two threads, or one block
+@pytest.mark.parametrize("split_from", [2, 10**6])  # stages split over two threads, or not
 def test_fast_forward_is_the_readable_layers(model_type, T, split_from, monkeypatch):
-    monkeypatch.setattr(row_split, "SPLIT_FROM", split_from)
-    monkeypatch.setattr(row_split, "threads_allowed", lambda: 2)
+    monkeypatch.setattr(fast_loop, "SPLIT_FROM", split_from)
+    monkeypatch.setattr(fast_loop, "threads_allowed", lambda: 2)
     cfg, w64 = random_model(model_type, seed=T)
     w32 = {name: a.astype(np.float32) for name, a in w64.items()}
     ids = np.random.default_rng(T).integers(0, cfg.n_vocab, size=T)
@@ -73,30 +73,32 @@ def test_fast_forward_is_the_readable_layers(model_type, T, split_from, monkeypa
                                    atol=10 * atol)
 
 
-def threads_seen(name, stage, x):  # family, "project" | "finish", [T, d_model] -> list
-    """Run the fast loop on a random `name` model from the inputs x; return, at each call of
-    the family's `stage`, (Python threads alive, the BLAS's thread count)."""
+def threads_seen(name, x):  # family, fn(cfg, weights) -> [T, d_model] -> list
+    """Run the fast loop on a random `name` model from the inputs x; return, at each linear
+    layer's call, (Python threads alive, the BLAS's thread count)."""
     cfg, w = random_model(name)
     fam, seen = family(name), []
-    original = getattr(fam, stage)
+    original = fam.linear_rows
 
-    def spy(*args):
+    def spy(*args, **kwargs):
         seen.append((threading.active_count(), blas().lib_controllers[0].num_threads))
-        return original(*args)
+        return original(*args, **kwargs)
 
-    stages = {"project": fam.project, "finish": fam.finish, stage: spy}
-    row_split.run_layers_fast(stages["project"], stages["finish"],
-                              {k: v.astype(np.float32) for k, v in w.items()}, cfg,
-                              x(cfg, w).astype(np.float32), READABLE[name][1])
+    fam.linear_rows = spy
+    try:
+        fast_loop.run_layers_fast(fam.fast_stages, {k: v.astype(np.float32) for k, v in w.items()},
+                                  cfg, x(cfg, w).astype(np.float32), READABLE[name][1])
+    finally:
+        fam.linear_rows = original
     return seen
 
 
 def test_one_allowed_thread_means_one_block_and_one_thread():
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
         assert threads_allowed() == 1
-        assert row_split.split(512) == [slice(0, 512)]
+        assert fast_loop.threads_for(512) == 1
         before = threading.active_count()
-        seen = threads_seen("bert", "finish", lambda cfg, w: np.ones((200, 32)))
+        seen = threads_seen("bert", lambda cfg, w: np.ones((200, 32)))
         assert seen and all(s == (before, 1) for s in seen)
 
 
@@ -106,18 +108,18 @@ def test_the_blas_gets_its_threads_back():
     with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
         ids = np.arange(140)
         during = {threads for _, threads in threads_seen(
-            "gpt2", "project", lambda cfg, w: w["wte.weight"][ids % cfg.n_vocab])}
+            "gpt2", lambda cfg, w: w["wte.weight"][ids % cfg.n_vocab])}
         assert during == {1}  # one BLAS thread per Python thread
         assert blas().lib_controllers[0].num_threads == 2  # the user's count restored
 
 
-@pytest.mark.parametrize(("T", "expected"), [(5, 1), (row_split.ONE_BLAS_THREAD_BELOW, 2)])
-def test_one_block_keeps_the_users_blas_threads_but_for_tiny_inputs(T, expected):
+@pytest.mark.parametrize(("T", "expected"), [(5, 1), (fast_loop.ONE_BLAS_THREAD_BELOW, 2)])
+def test_one_thread_keeps_the_users_blas_threads_but_for_tiny_inputs(T, expected):
     if not blas().lib_controllers:
         pytest.skip("numpy reports no BLAS library to threadpoolctl")
     with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
         during = {threads for _, threads in threads_seen(
-            "bert", "finish", lambda cfg, w: np.ones((T, 32)))}
+            "bert", lambda cfg, w: np.ones((T, 32)))}
         assert during == {expected}
         assert blas().lib_controllers[0].num_threads == 2
 
@@ -131,3 +133,21 @@ def test_float64_is_the_same_bits_with_one_or_two_blas_threads():
             outs.append(family("bert").forward(w, cfg, ids))
     for key in outs[0]:
         np.testing.assert_array_equal(outs[0][key], outs[1][key])
+
+
+def test_parts_by_hand():
+    assert fast_loop.parts(1152, 2) == [slice(0, 576), slice(576, 1152)]  # Q|K|V rows
+    assert fast_loop.parts(130, 2) == [slice(0, 64), slice(64, 130)]  # tokens, cut at 16s
+    assert fast_loop.parts(12, 2) == [slice(0, 6), slice(6, 12)]  # heads
+    assert fast_loop.parts(1, 2) == [slice(0, 1)]  # one head: one part
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 8])
+def test_parts_cover_the_work_once(k):
+    for n in range(1, 700):
+        pieces = fast_loop.parts(n, k)
+        covered = [i for p in pieces for i in range(n)[p]]
+        assert covered == list(range(n)), (n, k)
+        assert len(pieces) <= k
+        sizes = [p.stop - p.start for p in pieces]
+        assert max(sizes) - min(sizes) <= (2 * fast_loop.ALIGN if n >= 64 * k else 1), (n, k)

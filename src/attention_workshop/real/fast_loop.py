@@ -1,0 +1,144 @@
+"""The float32 layer loop: each layer as stages, each stage's work split over the threads allowed.
+
+Activations are feature-major, [features, T] (see fast_ops.py). A family writes its layer
+as two lists of stages (see families.py): the ones that make Q|K|V from the layer's input,
+and the ones that make its output from the heads' merged outputs; between them this loop
+runs attention, head by head. A stage is `Stage(n, fn)`: fn(part) computes the slice `part`
+of range(n) and touches nothing another part computes, so the parts may run at once:
+
+    Stage(3 * D, lambda r: linear_rows(w, x, b, qkv, r))     # output rows: half of W each
+    Stage(T, lambda c: layer_norm_columns(a, g, b, eps, c))  # tokens (columns)
+
+From SPLIT_FROM tokens on, with two threads or more allowed (OMP_NUM_THREADS,
+OPENBLAS_NUM_THREADS, threadpoolctl's limits), each stage's parts run on that many Python
+threads (numpy releases the GIL inside its loops), the BLAS at one thread each: numpy's
+element-wise work runs on one core per call, so splitting it is what keeps every core busy,
+and split by output rows each thread reads only its share of the weights. A stage ends
+when all its parts have: the next may read any of them. With one thread allowed, one runs.
+"""
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+
+from attention_workshop.attention import causal_mask
+from attention_workshop.real.blas_threads import one_blas_thread, threads_allowed
+from attention_workshop.real.buffers import reusable
+from attention_workshop.real.fast_ops import attention_heads
+from attention_workshop.real.fast_path import layer_weights
+
+SPLIT_FROM = 32  # tokens; below, the threads' hand-overs cost more than they save
+# Below this many tokens, unsplit, the BLAS stays at one thread: a second one gained at most
+# 15% on a quiet machine at 5 tokens and cost 3x and more whenever the other core was busy
+# (a cold `real "the river bank"`: 0.42 s -> 0.61 s at load 3)
+ONE_BLAS_THREAD_BELOW = 16
+ALIGN = 16  # parts of a big stage start at multiples of this (rows: whole SIMD registers)
+
+
+class Stage(NamedTuple):
+    n: int  # the work's size: output rows, tokens or heads
+    fn: Callable  # fn(slice of range(n)) computes that part
+
+
+class LayerIO:
+    """The buffers a layer reads and writes, feature-major, allocated once per forward pass:
+    x [d_model, T] the layer's input, qkv [3 d_model, T] Q|K|V, context [d_model, T] the
+    heads' outputs merged, y [d_model, T] the layer's output; `temp(name, rows)` gives a
+    family its own [rows, T] scratch (the same array on every layer)."""
+
+    def __init__(self, cfg, T, dtype):
+        D = cfg.d_model
+        self.T, self.dtype, self.temps = T, dtype, {}
+        self.x, self.qkv, self.context, self.y = (
+            np.empty((rows, T), dtype) for rows in (D, 3 * D, D, D))
+
+    def temp(self, name, rows):
+        if name not in self.temps:
+            self.temps[name] = np.empty((rows, self.T), self.dtype)
+        return self.temps[name]
+
+
+def run_layers_fast(fast_stages, weights, cfg, x, prefix):
+    # family's fast_stages(layer, cfg, io) -> (before, after); {name: array}; ModelConfig;
+    # [T, d_model] float32 embeddings; "encoder.layer." -> the dict fast_path.run_layers fills
+    """fast_path.run_layers for float32: every layer as its stages, attention between."""
+    L, H, T, D = cfg.n_layer, cfg.n_head, len(x), cfg.d_model
+    out = {
+        "hidden_states": np.empty((L + 1, T, D), x.dtype),
+        "attentions": reusable((L, H, T, T), x.dtype),  # 75 MB at 512 tokens: see buffers.py
+        "queries": np.empty((L, H, T, cfg.d_head), x.dtype),
+        "keys": np.empty((L, H, T, cfg.d_head), x.dtype),
+        "values": np.empty((L, H, T, cfg.d_head), x.dtype),  # what each head blends
+    }
+    mask = causal_mask(T) if cfg.causal else None  # [T, T]
+    io = LayerIO(cfg, T, x.dtype)
+    out["hidden_states"][0] = x
+    io.x[...] = x.T
+    n = threads_for(T)
+    with Team(n, hold_blas=n > 1 or T < ONE_BLAS_THREAD_BELOW) as team:
+        for i in range(L):
+            before, after = fast_stages(layer_weights(weights, f"{prefix}{i}."), cfg, io)
+            qkv_out = (out["queries"][i], out["keys"][i], out["values"][i])
+            team.run(*before)
+            team.run(Stage(H, lambda heads, i=i, qkv_out=qkv_out: attention_heads(
+                io.qkv, heads, cfg.d_head, mask, out["attentions"][i], io.context, qkv_out)))
+            team.run(*after)
+            team.run(Stage(T, lambda c, i=i: token_major(io.y, out["hidden_states"][i + 1], c)))
+            io.x, io.y = io.y, io.x
+    return out
+
+
+def token_major(x, out, cols):  # [d, T] -> out [T, d], the tokens `cols` of it
+    out[cols] = x[:, cols].T
+
+
+def threads_for(T):  # tokens -> how many Python threads share each stage
+    """Example: threads_for(16) -> 1; threads_for(512) with two allowed -> 2."""
+    return 1 if T < SPLIT_FROM else threads_allowed()
+
+
+def parts(n, k):  # -> [slice]: range(n) in k near-equal parts
+    """Big works are cut at multiples of ALIGN (whole SIMD registers of rows).
+
+    Example: parts(1152, 2) -> [slice(0, 576), slice(576, 1152)]; parts(12, 2) (heads) ->
+    [slice(0, 6), slice(6, 12)]; parts(1, 2) -> [slice(0, 1)].
+    """
+    align = ALIGN if n >= 64 * k else 1
+    inner = {min(n, round(n * j / k / align) * align) for j in range(1, k)}
+    cuts = sorted(inner | {0, n})
+    return [slice(a, b) for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
+
+
+class Team:
+    """`with Team(n, hold_blas) as team: team.run(stage, ...)`: each stage's parts on n
+    threads (this one and n - 1 workers), one stage after another. The BLAS at one thread
+    inside if hold_blas (always with n > 1: one thread per core, see blas_threads.py), else
+    as the user set it (on a quiet machine its second thread made a 16-token pass 1.5x
+    faster)."""
+
+    def __init__(self, n, hold_blas):
+        self.n, self.hold_blas = n, hold_blas
+
+    def __enter__(self):
+        self.limits = one_blas_thread() if self.hold_blas else None
+        self.executor = None
+        if self.n > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.executor = ThreadPoolExecutor(max_workers=self.n - 1)
+        return self
+
+    def run(self, *stages):
+        for stage in stages:
+            pieces = parts(stage.n, self.n)
+            others = [self.executor.submit(stage.fn, p) for p in pieces[1:]]
+            stage.fn(pieces[0])
+            for other in others:
+                other.result()
+
+    def __exit__(self, *exc):
+        if self.executor:
+            self.executor.shutdown()
+        if self.limits:
+            self.limits.restore_original_limits()
