@@ -140,14 +140,19 @@ def test_parts_by_hand():
     assert fast_loop.parts(130, 2) == [slice(0, 64), slice(64, 130)]  # tokens, cut at 16s
     assert fast_loop.parts(12, 2) == [slice(0, 6), slice(6, 12)]  # heads
     assert fast_loop.parts(1, 2) == [slice(0, 1)]  # one head: one part
+    assert fast_loop.parts(200, 2, grain=128) == [slice(0, 200)]  # too little to hand over
+    assert fast_loop.parts(256, 2, grain=128) == [slice(0, 128), slice(128, 256)]
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 8])
-def test_parts_cover_the_work_once(k):
+@pytest.mark.parametrize("grain", [1, 128])
+def test_parts_cover_the_work_once(k, grain):
     for n in range(1, 700):
-        pieces = fast_loop.parts(n, k)
+        pieces = fast_loop.parts(n, k, grain)
         covered = [i for p in pieces for i in range(n)[p]]
         assert covered == list(range(n)), (n, k)
-        assert len(pieces) <= k
+        used = max(1, min(k, n // grain))  # threads worth using
+        assert len(pieces) <= used
         sizes = [p.stop - p.start for p in pieces]
-        assert max(sizes) - min(sizes) <= (2 * fast_loop.ALIGN if n >= 64 * k else 1), (n, k)
+        assert min(sizes) >= min(n, grain) - fast_loop.ALIGN  # cuts land on ALIGN rows
+        assert max(sizes) - min(sizes) <= (2 * fast_loop.ALIGN if n >= 64 * used else 1), (n, k)

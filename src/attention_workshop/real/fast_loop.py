@@ -39,6 +39,12 @@ ALIGN = 16  # parts of a big stage start at multiples of this (rows: whole SIMD 
 class Stage(NamedTuple):
     n: int  # the work's size: output rows, tokens or heads
     fn: Callable  # fn(slice of range(n)) computes that part
+    grain: int = 1  # the fewest units worth handing to another thread
+
+
+# A layer norm or a copy over 128 tokens takes ~0.1 ms: about what handing half of it to
+# the other thread and waiting for it back costs. Token stages split from 2 x this on.
+TOKENS_A_PART = 128
 
 
 class LayerIO:
@@ -84,7 +90,8 @@ def run_layers_fast(fast_stages, weights, cfg, x, prefix):
             team.run(Stage(H, lambda heads, i=i, qkv_out=qkv_out: attention_heads(
                 io.qkv, heads, cfg.d_head, mask, out["attentions"][i], io.context, qkv_out)))
             team.run(*after)
-            team.run(Stage(T, lambda c, i=i: token_major(io.y, out["hidden_states"][i + 1], c)))
+            team.run(Stage(T, lambda c, i=i: token_major(io.y, out["hidden_states"][i + 1], c),
+                           TOKENS_A_PART))
             io.x, io.y = io.y, io.x
     return out
 
@@ -98,12 +105,14 @@ def threads_for(T):  # tokens -> how many Python threads share each stage
     return 1 if T < SPLIT_FROM else threads_allowed()
 
 
-def parts(n, k):  # -> [slice]: range(n) in k near-equal parts
+def parts(n, k, grain=1):  # -> [slice]: range(n) in k near-equal parts of >= grain units
     """Big works are cut at multiples of ALIGN (whole SIMD registers of rows).
 
     Example: parts(1152, 2) -> [slice(0, 576), slice(576, 1152)]; parts(12, 2) (heads) ->
-    [slice(0, 6), slice(6, 12)]; parts(1, 2) -> [slice(0, 1)].
+    [slice(0, 6), slice(6, 12)]; parts(1, 2) -> [slice(0, 1)]; parts(128, 2, grain=128)
+    -> [slice(0, 128)].
     """
+    k = max(1, min(k, n // max(1, grain)))
     align = ALIGN if n >= 64 * k else 1
     inner = {min(n, round(n * j / k / align) * align) for j in range(1, k)}
     cuts = sorted(inner | {0, n})
@@ -131,7 +140,7 @@ class Team:
 
     def run(self, *stages):
         for stage in stages:
-            pieces = parts(stage.n, self.n)
+            pieces = parts(stage.n, self.n, stage.grain)
             others = [self.executor.submit(stage.fn, p) for p in pieces[1:]]
             stage.fn(pieces[0])
             for other in others:
