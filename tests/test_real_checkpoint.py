@@ -12,6 +12,7 @@ from real_folder import write_folder
 
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real import load_model
+from attention_workshop.real.checkpoint import all_finite
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
 tokenizers = pytest.importorskip("tokenizers")
@@ -106,3 +107,21 @@ def test_half_and_double_precision_weights_are_read(tmp_path, dtype):
     for name, t in stored.items():
         np.testing.assert_array_equal(model.weights[name], t.float().numpy())  # exactly
     assert np.isfinite(model.run("the river bank").attentions).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(7,), (5, 6), (3, 4, 5)])
+def test_all_finite_is_numpys_isfinite_all(dtype, shape):
+    rng = np.random.default_rng(len(shape))
+    big = np.finfo(dtype).max / 2  # two of them overflow a row's sum: still finite numbers
+    for spoil in (None, np.nan, np.inf, -np.inf, "inf and -inf", "huge"):
+        x = rng.normal(size=shape).astype(dtype)
+        flat = x.reshape(-1)
+        if spoil == "inf and -inf":  # the row's sum is NaN
+            flat[[0, 1]] = np.inf, -np.inf
+        elif spoil == "huge":
+            flat[[0, 1]] = big
+        elif spoil is not None:
+            flat[rng.integers(flat.size)] = spoil
+        for view in (x, x.T):  # contiguous, and not
+            assert all_finite(view) == bool(np.isfinite(view).all()), (spoil, view.flags)
