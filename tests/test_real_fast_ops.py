@@ -19,6 +19,7 @@ from attention_workshop.real.fast_ops import (
     attention_heads,
     gelu_in_place,
     layer_norm_columns,
+    linear_pieces_rows,
     linear_rows,
     score_bound,
 )
@@ -116,3 +117,16 @@ def test_score_bound_by_hand():
     k = np.array([[[1.0, 0.0], [0.0, 2.0]]])  # keys (1, 0) and (0, 2), a column each
     assert score_bound(q, k) == pytest.approx(10.0)  # |q| = 5, largest |k| = 2
     assert score_bound(q * 30, k) > fast_ops.EXP_SAFE
+
+
+def test_linear_pieces_rows_is_the_stacked_layer_part_by_part():
+    rng = np.random.default_rng(7)
+    pieces = [(rng.normal(size=(n, 6)).astype(np.float32), rng.normal(size=n).astype(np.float32))
+              for n in (4, 4, 5)]
+    x = rng.normal(size=(6, 3)).astype(np.float32)
+    w = np.concatenate([p[0] for p in pieces]).astype(np.float64)
+    b = np.concatenate([p[1] for p in pieces]).astype(np.float64)
+    out = np.full((13, 3), np.nan, np.float32)
+    for rows in (slice(0, 2), slice(2, 6), slice(6, 13)):  # parts across the pieces' edges
+        linear_pieces_rows(pieces, x, out, rows)
+    np.testing.assert_allclose(out, w @ x + b[:, None], rtol=1e-5, atol=1e-5)

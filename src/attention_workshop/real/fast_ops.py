@@ -45,6 +45,24 @@ def linear_rows(w, x, b, out, rows, add=None):
     return o
 
 
+def linear_pieces_rows(pieces, x, out, rows):
+    # [(w [out_i, in], b [out_i]), ...], [in, T], out [sum out_i, T], slice of output rows
+    """Rows of the linear layer whose W and b are the pieces stacked (W_Q; W_K; W_V), without
+    stacking them: each piece's share of `rows` from that piece.
+
+    Example: pieces [(W_Q, b_Q), (W_K, b_K)] of 4 rows each, rows 2..6 -> rows 2, 3 of
+    W_Q x + b_Q into out[2:4], rows 0, 1 of W_K x + b_K into out[4:6].
+    """
+    start = 0
+    for w, b in pieces:
+        stop = start + len(w)
+        first, last = max(rows.start, start), min(rows.stop, stop)
+        if first < last:
+            linear_rows(w, x, b, out[start:stop], slice(first - start, last - start))
+        start = stop
+    return out[rows]
+
+
 def layer_norm_columns(x, weight, bias, eps, cols, out=None):
     # [d, T], [d], [d], float, slice of tokens, [d, T] (default: x itself) -> out[:, cols]
     """transformer.layer_norm's float32 formula (centre, then average the squares) on the
