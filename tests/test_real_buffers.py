@@ -1,12 +1,12 @@
 """real/buffers.py: the attentions' memory is reused only once nothing holds the last array,
-and W_Q, W_K, W_V are stacked once while they live."""
+W_Q, W_K, W_V are stacked once while they live, and a mapped weight is copied once."""
 
 import numpy as np
 import pytest
 
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real import load_model
-from attention_workshop.real.buffers import reusable, stacked
+from attention_workshop.real.buffers import resident, reusable, stacked
 from attention_workshop.real.catalog import MINILM_INSTALL
 
 SHAPE = (2, 3, 40, 40)
@@ -68,3 +68,15 @@ def test_stacked_is_the_concatenation_made_once():
     other = [part + 1 for part in parts]
     assert stacked(*other) is not stack
     np.testing.assert_array_equal(stacked(*other), np.concatenate(other))
+
+
+def test_resident_is_a_copy_in_memory_made_once(tmp_path):
+    mapped = tmp_path / "w.bin"
+    np.arange(12, dtype=np.float32).tofile(mapped)
+    w = np.memmap(mapped, np.float32, mode="r", shape=(3, 4))  # a file's pages, read-only
+    copy = resident(w)
+    np.testing.assert_array_equal(copy, w)
+    assert not np.shares_memory(copy, w) and not isinstance(copy, np.memmap)
+    assert resident(w) is copy  # once while w lives
+    other = np.memmap(mapped, np.float32, mode="r", shape=(3, 4))
+    assert resident(other) is not copy  # another array, its own copy
