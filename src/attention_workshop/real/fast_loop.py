@@ -46,7 +46,7 @@ class Stage(NamedTuple):
     grain: int = 1  # the fewest units worth handing to another thread
 
 
-# A layer norm or a copy over 128 tokens takes ~0.1 ms: about what handing half of it to
+# A layer norm over 128 tokens takes ~0.1 ms: about what handing half of it to
 # the other thread and waiting for it back costs. Token stages split from 2 x this on.
 TOKENS_A_PART = 128
 
@@ -54,14 +54,15 @@ TOKENS_A_PART = 128
 class LayerIO:
     """The buffers a layer reads and writes, feature-major, allocated once per forward pass:
     x [d_model, T] the layer's input, qkv [3 d_model, T] Q|K|V, context [d_model, T] the
-    heads' outputs merged, y [d_model, T] the layer's output; `temp(name, rows)` gives a
-    family its own [rows, T] scratch (the same array on every layer)."""
+    heads' outputs merged, y [d_model, T] the layer's output (x and y: views of the forward's
+    hidden states, set for each layer); `temp(name, rows)` gives a family its own [rows, T]
+    scratch (the same array on every layer)."""
 
     def __init__(self, cfg, T, dtype):
         D = cfg.d_model
         self.T, self.dtype, self.temps = T, dtype, {}
-        self.x, self.qkv, self.context, self.y = (
-            np.empty((rows, T), dtype) for rows in (D, 3 * D, D, D))
+        self.qkv, self.context = np.empty((3 * D, T), dtype), np.empty((D, T), dtype)
+        self.x = self.y = None
 
     def temp(self, name, rows):
         if name not in self.temps:
@@ -72,10 +73,13 @@ class LayerIO:
 def run_layers_fast(fast_stages, weights, cfg, x, prefix):
     # family's fast_stages(layer, cfg, io) -> (before, after); {name: array}; ModelConfig;
     # [T, d_model] float32 embeddings; "encoder.layer." -> the dict fast_path.run_layers fills
-    """fast_path.run_layers for float32: every layer as its stages, attention between."""
+    """fast_path.run_layers for float32: every layer as its stages, attention between.
+    hidden_states is a view of the layers' own feature-major outputs (no copies)."""
     L, H, T, D = cfg.n_layer, cfg.n_head, len(x), cfg.d_model
+    states = np.empty((L + 1, D, T), x.dtype)  # layer i reads states[i], writes states[i + 1]
+    states[0] = x.T
     out = {
-        "hidden_states": np.empty((L + 1, T, D), x.dtype),
+        "hidden_states": states.transpose(0, 2, 1),  # [L + 1, T, D], token-major, a view
         "attentions": reusable((L, H, T, T), x.dtype),  # 75 MB at 512 tokens: see buffers.py
         "queries": np.empty((L, H, T, cfg.d_head), x.dtype),
         "keys": np.empty((L, H, T, cfg.d_head), x.dtype),
@@ -83,28 +87,20 @@ def run_layers_fast(fast_stages, weights, cfg, x, prefix):
     }
     mask = causal_mask(T) if cfg.causal else None  # [T, T]
     io = LayerIO(cfg, T, x.dtype)
-    out["hidden_states"][0] = x
-    io.x[...] = x.T
     n = threads_for(T)
     with Team(n, hold_blas=n > 1 or T < ONE_BLAS_THREAD_BELOW) as team:
         for i in range(L):
             layer = layer_weights(weights, f"{prefix}{i}.")
             if T >= RESIDENT_FROM:
                 layer = {name: resident(array) for name, array in layer.items()}
+            io.x, io.y = states[i], states[i + 1]
             before, after = fast_stages(layer, cfg, io)
             qkv_out = (out["queries"][i], out["keys"][i], out["values"][i])
             team.run(*before)
             team.run(Stage(H, lambda heads, i=i, qkv_out=qkv_out: attention_heads(
                 io.qkv, heads, cfg.d_head, mask, out["attentions"][i], io.context, qkv_out)))
             team.run(*after)
-            team.run(Stage(T, lambda c, i=i: token_major(io.y, out["hidden_states"][i + 1], c),
-                           TOKENS_A_PART))
-            io.x, io.y = io.y, io.x
     return out
-
-
-def token_major(x, out, cols):  # [d, T] -> out [T, d], the tokens `cols` of it
-    out[cols] = x[:, cols].T
 
 
 def threads_for(T):  # tokens -> how many Python threads share each stage
