@@ -52,17 +52,16 @@ TOKENS_A_PART = 128
 
 
 class LayerIO:
-    """The buffers a layer reads and writes, feature-major, allocated once per forward pass:
-    x [d_model, T] the layer's input, qkv [3 d_model, T] Q|K|V, context [d_model, T] the
-    heads' outputs merged, y [d_model, T] the layer's output (x and y: views of the forward's
-    hidden states, set for each layer); `temp(name, rows)` gives a family its own [rows, T]
-    scratch (the same array on every layer)."""
+    """The buffers a layer reads and writes, feature-major: x [d_model, T] the layer's input,
+    qkv [3 d_model, T] Q|K|V, y [d_model, T] the layer's output (views of the forward's
+    outputs, set for each layer), context [d_model, T] the heads' outputs merged;
+    `temp(name, rows)` gives a family its own [rows, T] scratch (the same array on every
+    layer)."""
 
     def __init__(self, cfg, T, dtype):
-        D = cfg.d_model
         self.T, self.dtype, self.temps = T, dtype, {}
-        self.qkv, self.context = np.empty((3 * D, T), dtype), np.empty((D, T), dtype)
-        self.x = self.y = None
+        self.context = np.empty((cfg.d_model, T), dtype)
+        self.x = self.y = self.qkv = None
 
     def temp(self, name, rows):
         if name not in self.temps:
@@ -78,13 +77,18 @@ def run_layers_fast(fast_stages, weights, cfg, x, prefix):
     L, H, T, D = cfg.n_layer, cfg.n_head, len(x), cfg.d_model
     states = np.empty((L + 1, D, T), x.dtype)  # layer i reads states[i], writes states[i + 1]
     states[0] = x.T
+    qkvs = np.empty((L, 3 * D, T), x.dtype)  # each layer's Q|K|V, feature-major
+
+    def heads_of(part):  # 0 (Q) or 1 (K) -> [L, H, T, d_head], token-major, a view of qkvs
+        return qkvs[:, part * D:(part + 1) * D].reshape(L, H, cfg.d_head, T).transpose(0, 1, 3, 2)
+
     out = {
         "hidden_states": states.transpose(0, 2, 1),  # [L + 1, T, D], token-major, a view
         "attentions": reusable((L, H, T, T), x.dtype),  # 75 MB at 512 tokens: see buffers.py
-        "queries": np.empty((L, H, T, cfg.d_head), x.dtype),
-        "keys": np.empty((L, H, T, cfg.d_head), x.dtype),
-        "values": np.empty((L, H, T, cfg.d_head), x.dtype),  # what each head blends
-    }
+        "queries": heads_of(0),
+        "keys": heads_of(1),
+        "values": np.empty((L, H, T, cfg.d_head), x.dtype),  # what each head blends: attention
+    }  # reads it token-major, so it is a copy
     mask = causal_mask(T) if cfg.causal else None  # [T, T]
     io = LayerIO(cfg, T, x.dtype)
     n = threads_for(T)
@@ -93,12 +97,12 @@ def run_layers_fast(fast_stages, weights, cfg, x, prefix):
             layer = layer_weights(weights, f"{prefix}{i}.")
             if T >= RESIDENT_FROM:
                 layer = {name: resident(array) for name, array in layer.items()}
-            io.x, io.y = states[i], states[i + 1]
+            io.x, io.y, io.qkv = states[i], states[i + 1], qkvs[i]
             before, after = fast_stages(layer, cfg, io)
-            qkv_out = (out["queries"][i], out["keys"][i], out["values"][i])
             team.run(*before)
-            team.run(Stage(H, lambda heads, i=i, qkv_out=qkv_out: attention_heads(
-                io.qkv, heads, cfg.d_head, mask, out["attentions"][i], io.context, qkv_out)))
+            team.run(Stage(H, lambda heads, i=i: attention_heads(
+                io.qkv, heads, cfg.d_head, mask, out["attentions"][i], io.context,
+                out["values"][i])))
             team.run(*after)
     return out
 

@@ -118,13 +118,13 @@ def gelu_block(x, a, t, y):  # x [m, d] in place, with three scratch arrays of i
     x -= y
 
 
-def attention_heads(qkv, heads, d_head, mask, weights_out, context, qkv_out):
+def attention_heads(qkv, heads, d_head, mask, weights_out, context, values_out):
     # qkv [3 d_model, T]: Q rows, then K, then V (feature-major); heads: a slice of head
     # numbers; mask [T, T] bool or None; weights_out [n_head, T, T] (one layer's attentions);
-    # context [d_model, T]; qkv_out: (queries, keys, values), each [n_head, T, d_head]
+    # context [d_model, T]; values_out [n_head, T, d_head]
     """softmax(q k^T / sqrt(d_head)) v for the heads `heads`: their weights into
-    weights_out[heads], their outputs into their rows of context, their q, k and v (as the
-    model reports them, token-major) into qkv_out.
+    weights_out[heads], their outputs into their rows of context, their v token-major (as
+    the model reports it, and as the product with the weights reads it) into values_out.
 
     Example: with every head, this is fast_path.attention on the heads split out of Q, K, V,
     within float32 rounding.
@@ -132,11 +132,12 @@ def attention_heads(qkv, heads, d_head, mask, weights_out, context, qkv_out):
     d_model, T = context.shape
     rows = slice(heads.start * d_head, heads.stop * d_head)  # these heads' feature rows
     q, k, v = (qkv[part * d_model:][rows].reshape(-1, d_head, T) for part in range(3))
-    for part, out in zip((q, k, v), qkv_out, strict=True):
-        out[heads] = part.transpose(0, 2, 1)  # [n, d_head, T] -> [n, T, d_head]
-    q = qkv_out[0][heads] * np.float32(1.0 / math.sqrt(d_head))  # [n, T, d_head]: cheaper
-    v = qkv_out[2][heads]  # than scaling [n, T, T]; k stays [n, d_head, T]: q k^T is then
-    # the plain kind of product, as weights @ v (v@weights^T was 1.4x slower at 512 tokens)
+    values_out[heads] = v.transpose(0, 2, 1)  # [n, d_head, T] -> [n, T, d_head]
+    v = values_out[heads]
+    scaled = np.empty((len(q), T, d_head), q.dtype)  # q / sqrt(d_head), token-major: cheaper
+    np.multiply(q.transpose(0, 2, 1), np.float32(1.0 / math.sqrt(d_head)), out=scaled)
+    q = scaled  # than scaling [n, T, T]; k stays [n, d_head, T]: q k^T is then the plain
+    # kind of product, as weights @ v (v @ weights^T was 1.4x slower at 512 tokens)
     subtract_max = score_bound(q, k) > EXP_SAFE
     weights, ctx = weights_out[heads], context[rows].reshape(-1, d_head, T)
     step = max(1, SCORES_CHUNK // (T * T))  # heads per chunk
