@@ -9,9 +9,10 @@ OpenMP's threads keep spinning for tens of ms after a call. Ours is
 `load_model("minilm").run(sentence)` (tokenizing included); theirs is BertModel (eager
 attention, output_attentions=True) on the same ids. Printed: each side's median and range
 over all runs; the ratio ours / theirs as the median, and range, of the ratios of
-neighbouring blocks' medians; at 512 tokens each side's share of the matmul roofline (the
-forward's matmul FLOPs at the rate each library's GEMM reaches on the forward's own shapes)
-and the peak resident memory of one 512-token forward (a fresh worker each, so peaks
+neighbouring blocks' medians (with one thread, also of their CPU times: one thread's CPU
+time is its time, whatever else runs on the machine's other core); at 512 tokens each
+side's share of the matmul roofline (the forward's matmul FLOPs at the rate each library's
+GEMM reaches on the forward's own shapes) and the peak resident memory of one 512-token forward (a fresh worker each, so peaks
 cannot mix: the process's peak, and how far the forward raised it).
 """
 
@@ -92,7 +93,8 @@ def worker(side, threads):
             forward(T)
             reply({"peak": rss("VmHWM"), "before": before})
         elif ask["cmd"] == "time":
-            reply({"times": timed(lambda T=T: forward(T), ask["runs"])})
+            cpu = []
+            reply({"times": timed(lambda T=T: forward(T), ask["runs"], cpu), "cpu": cpu})
         elif ask["cmd"] == "gemm":
             pairs = [(array((b, m, k)), array((b, k, n)))
                      for b, m, k, n in sorted(set(matmul_shapes(sizes, T)))]
@@ -107,13 +109,15 @@ def worker(side, threads):
             reply({"times": timed(products, ask["runs"])})
 
 
-def timed(fn, runs):
+def timed(fn, runs, cpu=None):  # -> wall times; the process's CPU times appended to cpu
     fn()  # warm-up
     times = []
     for _ in range(runs):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         fn()
         times.append(time.perf_counter() - start)
+        if cpu is not None:
+            cpu.append(time.process_time() - start_cpu)
     return times
 
 
@@ -162,11 +166,13 @@ class Worker:
         self.proc.wait()
 
 
-def blocks(workers, cmd, T, args):  # -> {side: [[times of one block], ...]}, interleaved
+def blocks(workers, cmd, T, args, key="times"):  # -> {side: [[times of a block], ...]}
+    """Each side's blocks, interleaved; with key="both", (wall, cpu) blocks."""
     out = {side: [] for side in workers}
     for _ in range(args.blocks):
         for side, w in workers.items():
-            out[side].append(w.ask(cmd=cmd, T=T, runs=args.runs)["times"])
+            got = w.ask(cmd=cmd, T=T, runs=args.runs)
+            out[side].append(got["times"] if key == "times" else (got["times"], got["cpu"]))
     return out
 
 
@@ -180,16 +186,23 @@ def bench(threads, args):
     memory = {side: w.ask(cmd="memory", T=max(LENGTHS)) for side, w in workers.items()}
     print(f"\n{threads} thread(s): {args.blocks} blocks x {args.runs} runs per side and length, "
           f"interleaved; times in ms, median [min-max]")
-    print(f"{'tokens':>6}  {'ours':>22}  {'transformers':>22}  {'ours / theirs':>20}")
+    cpu_note = "  ours / theirs, CPU" if threads == 1 else ""
+    print(f"{'tokens':>6}  {'ours':>22}  {'transformers':>22}  {'ours / theirs':>20}{cpu_note}")
     medians = {}
     for T in LENGTHS:
-        got = blocks(workers, "time", T, args)
+        both = blocks(workers, "time", T, args, key="both")
+        got = {side: [wall for wall, _ in b] for side, b in both.items()}
         ratios = [statistics.median(a) / statistics.median(b)
                   for a, b in zip(got["ours"], got["transformers"], strict=True)]
         runs = {side: [t for block in b for t in block] for side, b in got.items()}
         medians[T] = {side: statistics.median(r) for side, r in runs.items()}
-        print(f"{T:>6}  {spread(runs['ours']):>22}  {spread(runs['transformers']):>22}  "
-              f"{spread(ratios, 1, '{:.2f}'):>20}")
+        line = (f"{T:>6}  {spread(runs['ours']):>22}  {spread(runs['transformers']):>22}  "
+                f"{spread(ratios, 1, '{:.2f}'):>20}")
+        if threads == 1:  # one thread: its CPU time is its time, whatever the other core does
+            cpu = [statistics.median(a[1]) / statistics.median(b[1])
+                   for a, b in zip(both["ours"], both["transformers"], strict=True)]
+            line += f"  {spread(cpu, 1, '{:.2f}'):>17}"
+        print(line)
     T = max(LENGTHS)
     work = flops(matmul_shapes(workers["ours"].config, T))
     gemm = {side: statistics.median([t for b in times for t in b])
