@@ -12,8 +12,9 @@ over all runs; the ratio ours / theirs as the median, and range, of the ratios o
 neighbouring blocks' medians (with one thread, also of their CPU times: one thread's CPU
 time is its time, whatever else runs on the machine's other core); at 512 tokens each
 side's share of the matmul roofline (the forward's matmul FLOPs at the rate each library's
-GEMM reaches on the forward's own shapes) and the peak resident memory of one 512-token forward (a fresh worker each, so peaks
-cannot mix: the process's peak, and how far the forward raised it).
+GEMM reaches on the forward's own shapes) and the peak resident memory of one 512-token
+forward (a fresh worker each, so peaks cannot mix: the process's peak, and how far the
+forward raised it).
 """
 
 import argparse
