@@ -12,7 +12,7 @@ import threading
 import numpy as np
 import pytest
 
-from attention_workshop.real import fast_loop
+from attention_workshop.real import fast_loop, team
 from attention_workshop.real.blas_threads import blas, threads_allowed
 from attention_workshop.real.checkpoint import config_from_dict
 from attention_workshop.real.families import FAMILIES, family
@@ -136,23 +136,50 @@ def test_float64_is_the_same_bits_with_one_or_two_blas_threads():
 
 
 def test_parts_by_hand():
-    assert fast_loop.parts(1152, 2) == [slice(0, 576), slice(576, 1152)]  # Q|K|V rows
-    assert fast_loop.parts(130, 2) == [slice(0, 64), slice(64, 130)]  # tokens, cut at 16s
-    assert fast_loop.parts(12, 2) == [slice(0, 6), slice(6, 12)]  # heads
-    assert fast_loop.parts(1, 2) == [slice(0, 1)]  # one head: one part
-    assert fast_loop.parts(200, 2, grain=128) == [slice(0, 200)]  # too little to hand over
-    assert fast_loop.parts(256, 2, grain=128) == [slice(0, 128), slice(128, 256)]
+    assert team.parts(1152, 2) == [slice(0, 576), slice(576, 1152)]  # Q|K|V rows
+    assert team.parts(130, 2) == [slice(0, 64), slice(64, 130)]  # tokens, cut at 16s
+    assert team.parts(12, 2) == [slice(0, 6), slice(6, 12)]  # heads
+    assert team.parts(1, 2) == [slice(0, 1)]  # one head: one part
+    assert team.parts(200, 2, grain=128) == [slice(0, 200)]  # too little to hand over
+    assert team.parts(256, 2, grain=128) == [slice(0, 128), slice(128, 256)]
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 8])
 @pytest.mark.parametrize("grain", [1, 128])
 def test_parts_cover_the_work_once(k, grain):
     for n in range(1, 700):
-        pieces = fast_loop.parts(n, k, grain)
+        pieces = team.parts(n, k, grain)
         covered = [i for p in pieces for i in range(n)[p]]
         assert covered == list(range(n)), (n, k)
         used = max(1, min(k, n // grain))  # threads worth using
         assert len(pieces) <= used
         sizes = [p.stop - p.start for p in pieces]
-        assert min(sizes) >= min(n, grain) - fast_loop.ALIGN  # cuts land on ALIGN rows
-        assert max(sizes) - min(sizes) <= (2 * fast_loop.ALIGN if n >= 64 * used else 1), (n, k)
+        assert min(sizes) >= min(n, grain) - team.ALIGN  # cuts land on ALIGN rows
+        assert max(sizes) - min(sizes) <= (2 * team.ALIGN if n >= 64 * used else 1), (n, k)
+
+
+def test_a_team_runs_each_part_once_on_its_own_thread():
+    seen = []  # (part, thread)
+    with team.Team(2, hold_blas=False) as crew:
+        for _ in range(50):
+            seen.clear()
+            crew.run(fast_loop.Stage(12, lambda part: seen.append((part, threading.get_ident()))))
+            assert sorted((p.start, p.stop) for p, _ in seen) == [(0, 6), (6, 12)]
+            assert len({thread for _, thread in seen}) == 2
+    assert not any(t.name == "attention-workshop worker" for t in threading.enumerate())
+
+
+def test_a_part_that_fails_fails_the_stage_after_every_part_ended():
+    ended = []
+
+    def part(p):
+        if p.start:  # the worker's part
+            raise ValueError("the worker's part failed")
+        ended.append(p)
+
+    with team.Team(2, hold_blas=False) as crew:
+        with pytest.raises(ValueError, match="worker's part"):
+            crew.run(fast_loop.Stage(2, part))
+        assert ended == [slice(0, 1)]
+        crew.run(fast_loop.Stage(2, lambda p: ended.append(p)))  # the team still works
+        assert sorted(p.start for p in ended[1:]) == [0, 1]

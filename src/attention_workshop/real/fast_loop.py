@@ -23,10 +23,11 @@ from typing import NamedTuple
 import numpy as np
 
 from attention_workshop.attention import causal_mask
-from attention_workshop.real.blas_threads import one_blas_thread, threads_allowed
+from attention_workshop.real.blas_threads import threads_allowed
 from attention_workshop.real.buffers import resident, reusable
 from attention_workshop.real.fast_ops import attention_heads
 from attention_workshop.real.fast_path import layer_weights
+from attention_workshop.real.team import Team
 
 SPLIT_FROM = 32  # tokens; below, the threads' hand-overs cost more than they save
 # Below this many tokens, unsplit, the BLAS stays at one thread: a second one gained at most
@@ -37,7 +38,6 @@ ONE_BLAS_THREAD_BELOW = 16
 # (buffers.resident: ~10% faster products, copied once per model); below, from the mapped
 # file, so a cold run on a short sentence copies nothing
 RESIDENT_FROM = 16
-ALIGN = 16  # parts of a big stage start at multiples of this (rows: whole SIMD registers)
 
 
 class Stage(NamedTuple):
@@ -110,51 +110,3 @@ def run_layers_fast(fast_stages, weights, cfg, x, prefix):
 def threads_for(T):  # tokens -> how many Python threads share each stage
     """Example: threads_for(16) -> 1; threads_for(512) with two allowed -> 2."""
     return 1 if T < SPLIT_FROM else threads_allowed()
-
-
-def parts(n, k, grain=1):  # -> [slice]: range(n) in k near-equal parts of >= grain units
-    """Big works are cut at multiples of ALIGN (whole SIMD registers of rows).
-
-    Example: parts(1152, 2) -> [slice(0, 576), slice(576, 1152)]; parts(12, 2) (heads) ->
-    [slice(0, 6), slice(6, 12)]; parts(1, 2) -> [slice(0, 1)]; parts(128, 2, grain=128)
-    -> [slice(0, 128)].
-    """
-    k = max(1, min(k, n // max(1, grain)))
-    align = ALIGN if n >= 64 * k else 1
-    inner = {min(n, round(n * j / k / align) * align) for j in range(1, k)}
-    cuts = sorted(inner | {0, n})
-    return [slice(a, b) for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
-
-
-class Team:
-    """`with Team(n, hold_blas) as team: team.run(stage, ...)`: each stage's parts on n
-    threads (this one and n - 1 workers), one stage after another. The BLAS at one thread
-    inside if hold_blas (always with n > 1: one thread per core, see blas_threads.py), else
-    as the user set it (on a quiet machine its second thread made a 16-token pass 1.5x
-    faster)."""
-
-    def __init__(self, n, hold_blas):
-        self.n, self.hold_blas = n, hold_blas
-
-    def __enter__(self):
-        self.limits = one_blas_thread() if self.hold_blas else None
-        self.executor = None
-        if self.n > 1:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self.executor = ThreadPoolExecutor(max_workers=self.n - 1)
-        return self
-
-    def run(self, *stages):
-        for stage in stages:
-            pieces = parts(stage.n, self.n, stage.grain)
-            others = [self.executor.submit(stage.fn, p) for p in pieces[1:]]
-            stage.fn(pieces[0])
-            for other in others:
-                other.result()
-
-    def __exit__(self, *exc):
-        if self.executor:
-            self.executor.shutdown()
-        if self.limits:
-            self.limits.restore_original_limits()
