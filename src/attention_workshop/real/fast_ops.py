@@ -24,9 +24,12 @@ from attention_workshop.real.transformer import _AS_A, _AS_P
 # Phi(-|x|) = erfc(|x| / sqrt(2)) / 2, by Abramowitz & Stegun 7.1.26 as transformer.gelu
 # does; the factor 1/2 goes into the coefficients (exact: a power of two), a pass saved.
 _HALF_AS_A = tuple(0.5 * a for a in _AS_A)
-# gelu runs on blocks of about this many floats (192 KB each, three scratch arrays): its ~18
-# numpy passes then find them in the core's cache (2.5x faster than on a [d_mlp, 512] whole)
-GELU_BLOCK = 32 * 1536
+# gelu runs on blocks of about this many floats (384 KB each, with three scratch arrays of
+# that size: within a core's 2 MB L2): its ~20 numpy passes then find them in cache (2.5x
+# faster than on a [d_mlp, 512] whole). Half this size was as fast on one thread, but two
+# threads' short calls waited on each other for the GIL: a 128-token pass on two threads
+# took ~1.5 ms (5%) longer.
+GELU_BLOCK = 64 * 1536
 
 
 def linear_rows(w, x, b, out, rows, add=None):
