@@ -106,9 +106,14 @@ def annotate_cells(ax, matrix, fmt="{:.2f}", threshold=0.5, fontsize=7):
 
 @functools.lru_cache(maxsize=512)
 def centred_glyphs(text, prop):  # str, FontProperties -> Path in points, centred on (0, 0)
+    """The box is that of the outline's points (its closing points, all at (0, 0), left out):
+    a glyph's curves never leave their control points, and the font's outlines have a point
+    at every extreme, so it is the exact extent (Path.get_extents, which solves each curve
+    for its extremes, gives the same box and took 80% of a 300-number figure's time)."""
+    from matplotlib.path import Path
     from matplotlib.textpath import TextPath
-    from matplotlib.transforms import Affine2D
 
     path = TextPath((0, 0), text, prop=prop)
-    box = path.get_extents()
-    return path.transformed(Affine2D().translate(-(box.x0 + box.x1) / 2, -(box.y0 + box.y1) / 2))
+    points = path.vertices[path.codes != Path.CLOSEPOLY]  # [n, 2]
+    centre = (points.min(axis=0) + points.max(axis=0)) / 2
+    return Path(path.vertices - centre, path.codes)
