@@ -2,6 +2,7 @@
 the pipeline diagram and the [S5] scaling curves.
 """
 
+import matplotlib
 import numpy as np
 
 from attention_workshop.embeddings import AXES, EMBED, SENT_MONEY, SENT_RIVER, tokenize
@@ -94,7 +95,12 @@ def weights_heatmaps(m1, m2, path):  # module1.Result, module2.Result, Path -> P
 def three_lives(word, sentence, axes_names, lives, path):  # lives: [(label, [d_model])]
     """One word's vector before and after attention, as bars on the named axes."""
     colors = (GRAY, RED, BLUE)
-    fig, ax = new_figure(8, 4.6, margins={"left": 0.08, "right": 0.98, "bottom": 0.12, "top": 0.92})
+    # a user's table (explore) may hold values whose axis shows a "1e6" above it: the title
+    # then moves up out of its way, as matplotlib places it by default
+    with matplotlib.rc_context({"axes.titley": None}):
+        fig, ax = new_figure(8, 4.6, margins={"left": 0.08, "right": 0.98, "bottom": 0.12,
+                                              "top": 0.92})
+        ax.set_title(f'{label(word.capitalize())}\'s three lives in "{label(sentence, 60)}"')
     x = np.arange(len(axes_names))
     width = 0.8 / len(lives)
     for i, ((name, vector), color) in enumerate(zip(lives, colors, strict=False)):
@@ -104,8 +110,7 @@ def three_lives(word, sentence, axes_names, lives, path):  # lives: [(label, [d_
     ax.set_xticks(x, axes_names)
     top = max(1.0, max(float(np.max(v)) for _, v in lives))
     ax.set(xlabel="named axis", ylabel="value", ylim=(min(0.0, min(float(np.min(v)) for _, v in
-                                                                    lives)), top * 1.05),
-           title=f'{label(word.capitalize())}\'s three lives in "{label(sentence, 60)}"')
+                                                                    lives)), top * 1.05))
     ax.legend(loc="upper left")
     return save(fig, path)
 
