@@ -102,7 +102,7 @@ def test_no_path_returns_the_figure_for_a_notebook(tmp_path):
 
 
 def test_head_grid_shows_every_weight_of_every_head():
-    """The real figures draw their numbers as glyph outlines (canvas.annotate_cells): each
+    """The real figures draw their numbers as glyph outlines (glyphs.annotate_cells): each
     panel's collection holds every cell's value, centred on its cell, white on dark cells."""
     from attention_workshop.figures import real
 

@@ -8,7 +8,8 @@ import numpy as np
 
 from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
 from attention_workshop.figures import Drawing
-from attention_workshop.figures.canvas import annotate_cells, label, new_figure, save, styled
+from attention_workshop.figures.canvas import label, new_figure, save, styled
+from attention_workshop.figures.glyphs import annotate_cells, edge_labels
 from attention_workshop.figures.head_view import head_view_html
 from attention_workshop.files import write_atomic
 from attention_workshop.modules import module3
@@ -40,11 +41,11 @@ def head_grid(tokens, weights, title, path, cols=4):  # list[str], [H, T, T], st
         image = ax.imshow(weights[h], cmap="Blues", vmin=0, vmax=1)
         if T <= 7:
             annotate_cells(ax, weights[h], fmt="{:.2f}", threshold=0.5, fontsize=7)
-        ax.set_xticks(range(T), tokens, rotation=90, fontsize=font)
-        ax.set_yticks(range(T), tokens, fontsize=font)
-        ax.tick_params(length=0, pad=3)  # a tick mark beside "0.36" would read as a minus sign
+        # the tokens where ticks would put them, without tick marks (one beside "0.36"
+        # would read as a minus sign) and without 2 x T ticks a panel (half the drawing)
+        edge_labels(ax, tokens, font)
         ax.set_title(f"head {h}", fontsize=10)
-        ax.spines[:].set_visible(False)
+        ax.set_axis_off()  # no axis lines, no ticks: the image fills the panel
     fig.suptitle(title, fontweight="bold", y=1 - 0.15 / height, va="top")
     fig.supxlabel("looked at (key)", fontsize=10)
     fig.supylabel("looking (query)", fontsize=10)

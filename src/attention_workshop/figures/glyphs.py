@@ -1,0 +1,103 @@
+"""Text drawn as glyph outlines, one collection per panel: the numbers in a heatmap's cells
+and the tokens along its edges, for the Module 3 grids (12 panels, up to 300 numbers and 120
+labels). matplotlib lays out and renders every Text on its own (about 1 ms each, and a tick
+brings two lines and a second label with it); an outline collection is built from cached
+glyph paths and drawn in one call. The same strings in the same places, the same font.
+
+Each collection keeps the strings it shows, for tests and readers of the figure:
+`cell_texts` (row by row) and `labels` (the tokens, in order).
+"""
+
+import functools
+
+from matplotlib.collections import PathCollection
+from matplotlib.font_manager import FontProperties
+from matplotlib.path import Path
+from matplotlib.textpath import TextPath
+from matplotlib.transforms import Affine2D
+
+PAD = 3  # points between a panel's edge and its labels, as tick_params(length=0, pad=3) left
+
+
+def annotate_cells(ax, matrix, fmt="{:.2f}", threshold=0.5, fontsize=7):
+    """Each cell's value, centred on it, white on dark cells (canvas.annotate_heatmap's look).
+
+    Example: annotate_cells(ax, [[0.25, 0.75]]).cell_texts -> ['0.25', '0.75'].
+    """
+    prop = FontProperties(size=fontsize)
+    texts, offsets, colors = [], [], []
+    for i, row in enumerate(matrix):
+        for j, value in enumerate(row):
+            texts.append(fmt.format(value))
+            offsets.append((j, i))  # the cell's centre, in data coordinates
+            colors.append("white" if value > threshold else "black")
+    cells = _collection(ax, [centred(text, prop) for text in texts], offsets, colors)
+    cells.cell_texts = texts
+    return cells
+
+
+def edge_labels(ax, tokens, fontsize):
+    """The tokens under a heatmap drawn with ax.imshow (turned to read upwards, one under each
+    column) and to its left (one beside each row): where set_xticks(range(T), tokens,
+    rotation=90) and set_yticks put them, without the ticks.
+
+    Example: edge_labels(ax, ["the", "bank"], 8).labels -> ['the', 'bank'].
+    """
+    prop = FontProperties(size=fontsize)
+    left, bottom = ax.get_xlim()[0], ax.get_ylim()[0]  # the panel's edges, in data coordinates
+    paths = [under(t, prop) for t in tokens] + [beside(t, prop) for t in tokens]
+    offsets = [(j, bottom) for j in range(len(tokens))] + [(left, i) for i in range(len(tokens))]
+    labels = _collection(ax, paths, offsets, "black")
+    labels.set_clip_on(False)  # they lie outside the panel
+    labels.labels = list(tokens)
+    return labels
+
+
+def _collection(ax, paths, offsets, colors):  # paths in points, offsets in data coordinates
+    shapes = PathCollection(paths, offsets=offsets, offset_transform=ax.transData,
+                            facecolors=colors, edgecolors="none",
+                            transform=Affine2D().scale(1 / 72) + ax.figure.dpi_scale_trans)
+    ax.add_collection(shapes, autolim=False)
+    return shapes
+
+
+@functools.lru_cache(maxsize=1024)
+def outline(text, prop):  # str, FontProperties -> (Path in points, its box (x0, y0, x1, y1))
+    """The box is that of the outline's points (its closing points, all at (0, 0), left out):
+    a glyph's curves never leave their control points, and the font's outlines have a point
+    at every extreme, so it is the exact extent (Path.get_extents solves each curve for its
+    extremes: the same box, but a third of the 12-head grid's drawing time)."""
+    path = TextPath((0, 0), text, prop=prop)
+    points = path.vertices[path.codes != Path.CLOSEPOLY]  # [n, 2]
+    return path, (*points.min(axis=0), *points.max(axis=0))
+
+
+def moved(path, dx, dy, turn=False):  # Path -> Path, turned 90 degrees first if asked
+    vertices = path.vertices[:, ::-1] * (-1, 1) if turn else path.vertices  # (x, y) -> (-y, x)
+    return Path(vertices + (dx, dy), path.codes)
+
+
+def centred(text, prop):  # -> Path centred on (0, 0) both ways
+    path, (x0, y0, x1, y1) = outline(text, prop)
+    return moved(path, -(x0 + x1) / 2, -(y0 + y1) / 2)
+
+
+def line_box(prop):  # -> (ascent, descent) of a line of text: "lp"'s, as matplotlib measures
+    _, (_, y0, _, y1) = outline("lp", prop)
+    return y1, -y0
+
+
+def beside(text, prop):  # -> Path ending PAD points left of (0, 0), its baseline's middle there
+    """Right-aligned; vertically as matplotlib's y tick labels ("center_baseline"): the middle
+    of the line's ascent on the row's centre, so every label's baseline lines up."""
+    path, (_, _, x1, _) = outline(text, prop)
+    ascent, _ = line_box(prop)
+    return moved(path, -PAD - x1, -ascent / 2)
+
+
+def under(text, prop):  # -> Path reading upwards, ending PAD points below (0, 0), centred on it
+    """As matplotlib's x tick labels turned 90 degrees: the line's box (ascent and descent)
+    centred on the column, the end of the text at the top."""
+    path, (_, _, x1, _) = outline(text, prop)
+    ascent, descent = line_box(prop)
+    return moved(path, (ascent - descent) / 2, -PAD - x1, turn=True)
