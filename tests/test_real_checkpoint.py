@@ -125,3 +125,31 @@ def test_all_finite_is_numpys_isfinite_all(dtype, shape):
             flat[rng.integers(flat.size)] = spoil
         for view in (x, x.T):  # contiguous, and not
             assert all_finite(view) == bool(np.isfinite(view).all()), (spoil, view.flags)
+
+
+@pytest.mark.parametrize("family", ["gpt2", "bert"])
+def test_a_float64_load_converts_only_the_rows_a_sentence_reads(tmp_path, family):
+    """The word embedding table stays the file's float32 and gives float64 rows (an exact
+    widening): a run equals, bit for bit, one with the whole table converted first."""
+    from attention_workshop.real.checkpoint import LookupTable
+    from attention_workshop.real.model import Model
+    from attention_workshop.real.safetensors_file import tensors
+
+    folder = write_folder(tmp_path, family)
+    model = load_model(folder, dtype=np.float64)
+    name = {"gpt2": "wte.weight", "bert": "embeddings.word_embeddings.weight"}[family]
+    table = model.weights[name]
+    assert isinstance(table, LookupTable) and table.shape == (model.config.n_vocab,
+                                                             model.config.d_model)
+    stored = tensors(folder / "model.safetensors")[name].array  # float32, from the file
+    ids = [3, 0, 3, len(stored) - 1]
+    rows = table[ids]
+    assert rows.dtype == np.float64
+    np.testing.assert_array_equal(rows, stored[ids].astype(np.float64))
+    np.testing.assert_array_equal(np.asarray(table), stored.astype(np.float64))
+    assert all(w.dtype == np.float64 for n, w in model.weights.items() if n != name)
+    whole = Model(model.name, model.config, {**model.weights, name: np.asarray(table)},
+                  model.tokenizer)
+    ours, reference = model.run("the river bank"), whole.run("the river bank")
+    for field in ("attentions", "hidden_states", "queries", "keys", "values"):
+        assert np.array_equal(getattr(ours, field), getattr(reference, field)), field

@@ -95,7 +95,8 @@ def load_weights(path, cfg, dtype="float32"):  # Path, ModelConfig -> {name: arr
     a BertForMaskedLM file calls it 'bert.encoder.layer.0...': the 'bert.' prefix is dropped.
     Extra tensors (a language-model head, GPT-2's stored causal-mask buffers) are ignored.
     The file is memory-mapped (safetensors_file.py): tensors already in `dtype` are read-only
-    views of it, used in place; others (float64 for Module 3, bfloat16) are converted copies.
+    views of it, used in place; others (float64 for Module 3, bfloat16) are converted copies,
+    but for the word embedding table, which a forward pass only reads rows of (LookupTable).
     """
     from attention_workshop.real.safetensors_file import numbers, tensors
 
@@ -122,15 +123,50 @@ def load_weights(path, cfg, dtype="float32"):  # Path, ModelConfig -> {name: arr
         if actual != shape:
             raise WorkshopError(f"tensor '{prefix}{name}' in {path} has shape "
                                 f"{list(actual)}, but config.json implies {list(shape)}")
-    weights = {name: numbers(stored[prefix + name]).astype(dtype, copy=False)
-               for name in expected}
+    weights = {name: working(numbers(stored[prefix + name]), dtype, shape[0] == cfg.n_vocab)
+               for name, shape in expected.items()}
     # a NaN or inf weight would poison every output; the biggest first, so the longest sum
-    # runs without the GIL while load_folder's other thread reads the tokenizer
+    # runs without the GIL while load_folder's other thread reads the tokenizer (a
+    # LookupTable is checked by its own numbers)
     for name, tensor in sorted(weights.items(), key=lambda item: -item[1].size):
-        if not all_finite(tensor):
+        if not all_finite(getattr(tensor, "stored", tensor)):
             raise WorkshopError(f"tensor '{prefix}{name}' in {path} holds NaN or infinity; "
                                 "the checkpoint is damaged: download or install it again")
     return weights
+
+
+def working(array, dtype, table=False):  # array, dtype, one row per token id? -> array-like
+    """`array` in the working dtype: itself if already in it; an embedding table (`table`)
+    widened exactly (float32 -> float64) as a LookupTable; any other, a converted copy."""
+    if table and array.dtype != dtype and np.can_cast(array.dtype, dtype, "safe"):
+        return LookupTable(array, np.dtype(dtype))
+    return array.astype(dtype, copy=False)
+
+
+class LookupTable:
+    """An embedding table whose rows come out in the working dtype when indexed by token ids.
+
+    A forward pass reads only its sentence's rows: converting MiniLM's whole [30522, 384] table
+    to float64 for Module 3 wrote 94 MB (0.03-0.3 s); a widening conversion is exact, so each
+    row is the same numbers either way. np.asarray(table) converts it all.
+    Example: LookupTable(np.ones((3, 2), np.float32), np.dtype("float64"))[[0, 2]]
+    -> float64 [[1., 1.], [1., 1.]].
+    """
+
+    def __init__(self, stored, dtype):  # [n_vocab, d_model] array, the working dtype
+        self.stored, self.dtype = stored, dtype
+        self.shape, self.ndim, self.size = stored.shape, stored.ndim, stored.size
+
+    def __getitem__(self, index):  # ids [T] -> [T, d_model]; an id -> [d_model]
+        return self.stored[index].astype(self.dtype)
+
+    def __len__(self):
+        return len(self.stored)
+
+    def __array__(self, dtype=None, copy=None):  # np.asarray(table): every row converted
+        if copy is False:
+            raise ValueError("a LookupTable's rows are converted: they cannot come uncopied")
+        return self.stored.astype(dtype or self.dtype)
 
 
 def all_finite(tensor):  # array -> bool
