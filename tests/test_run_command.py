@@ -3,6 +3,7 @@
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -93,6 +94,17 @@ def test_help_does_not_import_heavy_packages():
     assert done.stdout.strip() == "[]"
 
 
+def test_figure_files_are_imported_in_a_thread_while_the_modules_compute():
+    """run_workshop starts figures.preload() first: matplotlib loads beside the modules."""
+    code = ("import sys, threading; from attention_workshop import figures; "
+            "before = 'matplotlib' in sys.modules; thread = figures.preload(); "
+            "thread.join(); print(before, thread is not threading.main_thread(), "
+            "all(f'attention_workshop.figures.{n}' in sys.modules for n in figures.FILES))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split() == ["False", "True", "True"]
+
+
 def test_failed_run_writes_no_figures_and_leaves_no_staging(tmp_path, monkeypatch):
     def broken():
         raise RuntimeError("interrupted")
@@ -120,6 +132,32 @@ def test_figures_are_drawn_here_when_the_second_process_fails(tmp_path, monkeypa
         assert (tmp_path / name).read_bytes().startswith(PNG_MAGIC)
     hidden = [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
     assert hidden == [".attention-workshop.json"]  # the set's list; no stage, no temporary file
+
+
+def test_an_interrupt_as_the_drawing_process_forks_stops_the_run_and_the_child(tmp_path,
+                                                                             monkeypatch):
+    """Ctrl-C coming as os.fork ends (inside fork's own hooks Python would print it and go on)
+    stops the run: Interrupted, nothing written, and the child already gone."""
+    from attention_workshop import interrupts
+    from attention_workshop.errors import Interrupted
+    from attention_workshop.figures import parallel
+
+    real_fork, children = os.fork, []
+
+    def fork():
+        pid = real_fork()
+        if pid:
+            children.append(pid)
+            signal.raise_signal(signal.SIGINT)  # in the parent, as the fork returns
+        return pid
+
+    monkeypatch.setattr(parallel, "can_fork", lambda: True)
+    monkeypatch.setattr(os, "fork", fork)
+    with interrupts.raised(), pytest.raises(Interrupted):
+        run_workshop(tmp_path, real=False, say=lambda _: None)
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ChildProcessError):  # stopped and waited for before the error came
+        os.waitpid(children[0], os.WNOHANG)
 
 
 def test_figures_from_the_second_process_equal_those_drawn_here(tmp_path, monkeypatch):

@@ -44,13 +44,16 @@ def run_workshop(out_dir, figures=True, real=True, say=print, todo=OUT_TODO):
     from attention_workshop.staging import staged
 
     with staged(out_dir, "run", todo) as stage:
+        preloading = None
+        if figures:  # matplotlib only when drawing: imported while the modules compute
+            from attention_workshop import figures as fig
+
+            preloading = fig.preload()
         log = Log()
         results = compute(log, real=real)
         paths = [write_atomic(stage.path / "results.log", log.text())]
         if figures:
-            from attention_workshop import figures as fig  # matplotlib only when drawing
-
-            paths += fig.draw_all(results, stage.path)
+            paths += fig.draw_all(results, stage.path, preloading)
     written = [stage.final(path) for path in paths]
     say(f"wrote {written[0]} ({len(log.lines)} lines)")
     for path in written[1:]:

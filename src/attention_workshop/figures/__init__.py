@@ -15,6 +15,7 @@ with the figure files.
 """
 
 import importlib
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -45,15 +46,36 @@ def registry():  # -> {file name: Drawing}, every figure file's FIGURES in the o
     return figures
 
 
+def preload():  # -> the Thread importing the figure files (matplotlib)
+    """Import the figure files in a background thread while the caller computes: matplotlib's
+    import (~0.35 s of Python) then overlaps the modules' numpy work (random draws, matrix
+    products, Module 3's weights), which runs without holding Python's lock. draw_all waits
+    for the thread to end before it draws (and forks)."""
+
+    def load():
+        try:
+            registry()
+        except Exception:  # a failed import is reported by draw_all's own import, once
+            return
+
+    thread = threading.Thread(target=load, name="import matplotlib", daemon=True)
+    thread.start()
+    return thread
+
+
 def about(name):  # file name -> its one line, or "" for a file the registry does not draw
     """Example: about("scaling.png") -> 'Module 2, [S5] (log 75-80): ...'."""
     drawing = registry().get(name)
     return drawing.about if drawing else ""
 
 
-def draw_all(results, out):  # {Result class: Result}, Path -> list[Path]
-    """Draw every figure whose results are present into folder `out`; return the paths."""
+def draw_all(results, out, preloading=None):  # {Result class: Result}, Path -> list[Path]
+    """Draw every figure whose results are present into folder `out`; return the paths.
+    `preloading`: the thread preload() returned, if any: it ends before the drawing starts."""
     from attention_workshop.figures import parallel
+
+    if preloading is not None:
+        preloading.join()
 
     jobs = [(drawing.cost, out / name,
              lambda drawing=drawing, path=out / name: drawing(results, path))

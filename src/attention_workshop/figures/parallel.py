@@ -14,6 +14,9 @@ import signal
 import sys
 import warnings
 
+from attention_workshop import interrupts
+from attention_workshop.errors import Interrupted
+
 
 def can_fork():
     return sys.platform == "linux" and (os.cpu_count() or 1) > 1
@@ -38,11 +41,16 @@ def draw_jobs(jobs):  # [(cost, path, draw)] -> [Path], in the order given
     if not can_fork() or len(jobs) < 2:
         return run_jobs(jobs)
     here, there = split(jobs)
-    with warnings.catch_warnings():
+    # Ctrl-C and SIGTERM wait until the fork is over: raised inside os.fork's own hooks
+    # (logging's lock release after a fork), an interrupt would be printed and ignored
+    with warnings.catch_warnings(), interrupts.held() as caught:
         # Python 3.12+ warns that forking a process with threads (OpenBLAS's idle pool)
         # may deadlock the child; the child only draws with matplotlib, which uses no BLAS.
         warnings.simplefilter("ignore", DeprecationWarning)
         parent, pid = os.getpid(), os.fork()
+    if pid != 0 and caught:
+        _stop(pid)
+        raise Interrupted(caught[0])
     if pid == 0:  # the child: draw, then leave at once without running any cleanup
         code = 1
         try:
@@ -55,13 +63,17 @@ def draw_jobs(jobs):  # [(cost, path, draw)] -> [Path], in the order given
         run_jobs(here)
         _, status = os.waitpid(pid, 0)
     except BaseException:  # an error or an interrupt here: stop the child before the caller
-        with contextlib.suppress(OSError):  # (the caller throws the half-drawn files away)
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+        _stop(pid)  # (the caller throws the half-drawn files away)
         raise
     if os.waitstatus_to_exitcode(status) != 0:
         run_jobs(there)
     return [path for _, path, _ in jobs]
+
+
+def _stop(pid):  # end the child now and wait for it
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
 
 
 def _die_with(parent):  # in the child: end when the parent ends, even by SIGKILL (Linux)
