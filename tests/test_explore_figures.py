@@ -22,7 +22,7 @@ def test_weights_figure_annotates_the_raw_weights(tmp_path, monkeypatch, capsys)
     drawn = []
     monkeypatch.setattr(toy, "save", lambda fig, path: drawn.append(fig) or path)
     assert cli.main(["explore", "the money bank", "--out", str(tmp_path)]) == 0
-    cells = {t.get_text() for t in drawn[0].axes[0].texts}
+    cells = {t for c in drawn[0].axes[0].collections for t in getattr(c, "cell_texts", [])}
     words = ["the", "money", "bank"]
     for a in words:  # softmax of a's dot products with every word, by hand
         e = [math.exp(sum(x * y for x, y in zip(ROWS[a], ROWS[b], strict=True))) for b in words]

@@ -69,12 +69,3 @@ def save(fig, path):  # Figure, Path | None -> Path | Figure
     fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None},
                 pil_kwargs={"compress_level": 1})
     return write_atomic(path, buf.getvalue())
-
-
-def annotate_heatmap(ax, matrix, fmt="{:.3f}", threshold=None):
-    """Write each cell's value on a heatmap drawn with ax.imshow(matrix), white on dark cells."""
-    threshold = (matrix.max() + matrix.min()) / 2 if threshold is None else threshold
-    for i, row in enumerate(matrix):
-        for j, value in enumerate(row):
-            color = "white" if value > threshold else "black"
-            ax.text(j, i, fmt.format(value), ha="center", va="center", color=color, fontsize=9)

@@ -1,8 +1,9 @@
-"""Text drawn as glyph outlines, one collection per panel: the numbers in a heatmap's cells
-and the tokens along its edges, for the Module 3 grids (12 panels, up to 300 numbers and 120
-labels). matplotlib lays out and renders every Text on its own (about 1 ms each, and a tick
-brings two lines and a second label with it); an outline collection is built from cached
-glyph paths and drawn in one call. The same strings in the same places, the same font.
+"""Text drawn as glyph outlines, one collection per panel: the numbers in heatmap cells (every
+heatmap: the weight tables, the Module 3 grids' up to 300 numbers) and the tokens along the
+12-head grid's edges (120 labels). matplotlib lays out and renders every Text on its own
+(about 1 ms each, and a tick brings two lines and a second label with it); an outline
+collection is built from cached glyph paths and drawn in one call. The same strings in the
+same places, the same font.
 
 Each collection keeps the strings it shows, for tests and readers of the figure:
 `cell_texts` (row by row) and `labels` (the tokens, in order).
@@ -20,7 +21,8 @@ PAD = 3  # points between a panel's edge and its labels, as tick_params(length=0
 
 
 def annotate_cells(ax, matrix, fmt="{:.2f}", threshold=0.5, fontsize=7):
-    """Each cell's value, centred on it, white on dark cells (canvas.annotate_heatmap's look).
+    """Each cell's value on a heatmap drawn with ax.imshow(matrix), centred on its cell,
+    white on dark cells (above `threshold`).
 
     Example: annotate_cells(ax, [[0.25, 0.75]]).cell_texts -> ['0.25', '0.75'].
     """

@@ -7,7 +7,8 @@ import numpy as np
 
 from attention_workshop.embeddings import AXES, EMBED, SENT_MONEY, SENT_RIVER, tokenize
 from attention_workshop.figures import Drawing
-from attention_workshop.figures.canvas import annotate_heatmap, label, new_figure, save, styled
+from attention_workshop.figures.canvas import label, new_figure, save, styled
+from attention_workshop.figures.glyphs import annotate_cells
 from attention_workshop.modules import module1, module2
 
 RED, BLUE, GRAY = "#c0392b", "#2468b4", "#7f7f7f"
@@ -64,11 +65,9 @@ def weight_grid(panels, title, path, ncols=2):  # [(subtitle, tokens, [T, T])], 
     turn = T > 5 or long  # x labels turned 45 degrees so neighbours do not overlap
     for ax, (subtitle, tokens, w) in zip(axes.flat, panels, strict=False):
         ax.imshow(w, cmap="Blues", vmin=0, vmax=top)
-        if T <= 12:
-            annotate_heatmap(ax, w, threshold=0.6 * top, fmt="{:.3f}" if T <= 6 else "{:.2f}")
-            if T > 6:
-                for text in ax.texts:
-                    text.set_fontsize(7)
+        if T <= 12:  # as glyph outlines, one collection a panel (glyphs.py): 40% less drawing
+            annotate_cells(ax, w, "{:.3f}" if T <= 6 else "{:.2f}", threshold=0.6 * top,
+                           fontsize=9 if T <= 6 else 7)
         ax.set_xticks(range(len(tokens)), tokens, rotation=45 if turn else 0,
                       ha="right" if turn else "center")
         ax.set_yticks(range(len(tokens)), tokens)
