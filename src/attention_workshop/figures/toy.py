@@ -195,18 +195,18 @@ M1, M2 = module1.Result, module2.Result
 # costs: seconds each took to draw (medians of 3 runs, all figures in one process), so
 # parallel.py's two halves come out even
 FIGURES = {  # file name -> Drawing(results it reads, rough seconds to draw, draw, about=...)
-    "bank_split.png": Drawing((M1,), 0.12, bank_split, about=(
+    "bank_split.png": Drawing((M1,), 0.09, bank_split, about=(
         "Module 1, bank's output in both sentences (log 45-49): one lookup point splits in "
         "two")),
-    "weights_heatmaps.png": Drawing((M1, M2), 0.22, weights_heatmaps, about=(
+    "weights_heatmaps.png": Drawing((M1, M2), 0.13, weights_heatmaps, about=(
         "Modules 1-2, the weight tables (log 35-44, 64-71): simple attention above, wired "
         "below")),
-    "bank_three_lives.png": Drawing((M1, M2), 0.10, bank_three_lives, about=(
+    "bank_three_lives.png": Drawing((M1, M2), 0.08, bank_three_lives, about=(
         "Module 2, values (log 46, 72): bank's lookup row, simple and wired outputs on the "
         "axes")),
-    "pipeline.png": Drawing((M2,), 0.08, pipeline, about=(
+    "pipeline.png": Drawing((M2,), 0.06, pipeline, about=(
         "Module 2, the full pipeline: X -> Q, K, V -> scores -> softmax -> weights @ V, "
         "shapes")),
-    "scaling.png": Drawing((M2,), 0.16, scaling, about=(
+    "scaling.png": Drawing((M2,), 0.12, scaling, about=(
         "Module 2, [S5] (log 75-80): top weight vs d, unscaled climbing to 1, scaled flat")),
 }
