@@ -2,6 +2,6 @@
 
 import sys
 
-from attention_workshop.cli import main
+from attention_workshop.cli import program
 
-sys.exit(main())
+sys.exit(program())
