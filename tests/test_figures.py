@@ -103,18 +103,27 @@ def test_no_path_returns_the_figure_for_a_notebook(tmp_path):
 
 def test_head_grid_shows_every_weight_of_every_head():
     """The real figures draw their numbers as glyph outlines (glyphs.annotate_cells): each
-    panel's collection holds every cell's value, centred on its cell, white on dark cells."""
+    head's collection holds every cell's value, centred on its cell of that head's image,
+    white on dark cells; each image is titled with its head."""
     from attention_workshop.figures import real
 
     rng = np.random.default_rng(4)
     weights = rng.random((3, 4, 4))
     weights /= weights.sum(axis=-1, keepdims=True)
     fig = real.head_grid(["a", "b", "c", "d"], weights, "heads", None)
-    for h, ax in enumerate(fig.axes[:3]):
-        (cells,) = [c for c in ax.collections if hasattr(c, "cell_texts")]
+    ax = fig.axes[0]  # every head's image, in one Axes measured in inches
+    numbers = [c for c in ax.collections if hasattr(c, "cell_texts")]
+    titles = [t for t in ax.texts if t.get_text().startswith("head")]
+    assert len(ax.images) == len(numbers) == len(titles) == 3
+    for h, (image, cells, title) in enumerate(zip(ax.images, numbers, titles, strict=True)):
+        np.testing.assert_array_equal(image.get_array(), weights[h])
         assert cells.cell_texts == [f"{w:.2f}" for row in weights[h] for w in row]
-        assert [tuple(o) for o in cells.get_offsets()] == [(j, i) for i in range(4)
-                                                           for j in range(4)]
+        left, right, bottom, top = image.get_extent()
+        side = right - left
+        centres = [(left + (j + 0.5) * side / 4, top + (i + 0.5) * side / 4)
+                   for i in range(4) for j in range(4)]
+        np.testing.assert_allclose(cells.get_offsets(), centres)
         white = [tuple(c) == (1.0, 1.0, 1.0, 1.0) for c in cells.get_facecolors()]
         assert white == [w > 0.5 for row in weights[h] for w in row]
-        assert ax.get_title() == f"head {h}"
+        assert title.get_text() == f"head {h}"
+        assert title.get_position() == pytest.approx((left + side / 2, top - 6 / 72))

@@ -32,9 +32,9 @@ def test_edge_labels_sit_where_tick_labels_would(tokens, size):
     T = len(tokens)
     fig, (mine, theirs) = new_figure(6, 3, ncols=2, margins={
         "left": 0.15, "right": 0.95, "bottom": 0.3, "top": 0.95, "wspace": 0.5})
-    for ax in (mine, theirs):
-        ax.imshow(np.eye(T))
-    labels = glyphs.edge_labels(mine, tokens, size)
+    image = mine.imshow(np.eye(T))
+    theirs.imshow(np.eye(T))
+    labels = glyphs.edge_labels(image, tokens, size)
     theirs.set_xticks(range(T), tokens, rotation=90, fontsize=size)
     theirs.set_yticks(range(T), tokens, fontsize=size)
     theirs.tick_params(length=0, pad=glyphs.PAD)
@@ -53,17 +53,25 @@ def test_edge_labels_sit_where_tick_labels_would(tokens, size):
         assert abs((y1 - box.y1) if k < T else (x1 - box.x1)) <= 1
 
 
-def test_cell_numbers_are_centred_on_their_cells():
-    """Each number's outline, in pixels, has its middle on its cell's centre."""
+@pytest.mark.parametrize("extent", [None, (2.0, 4.0, 7.0, 3.0)])
+def test_cell_numbers_are_centred_on_their_cells(extent):
+    """Each number's outline, in pixels, has its middle on its cell's centre: with imshow's
+    own extent (cell (i, j) at (j, i)) or an image placed elsewhere (head_grid's)."""
     fig, ax = new_figure(3, 3, margins={"left": 0.1, "right": 0.9, "bottom": 0.1, "top": 0.9})
     matrix = np.array([[0.25, 0.75], [1.0, 0.0]])
-    ax.imshow(matrix)
-    cells = glyphs.annotate_cells(ax, matrix)
+    image = ax.imshow(matrix, extent=extent)
+    if extent is not None:
+        ax.set(xlim=(0, 5), ylim=(8, 0))
+    cells = glyphs.annotate_cells(image)
     assert cells.cell_texts == ["0.25", "0.75", "1.00", "0.00"]
-    for (x0, y0, x1, y1), (j, i) in zip(ink_boxes(cells), [(0, 0), (1, 0), (0, 1), (1, 1)],
+    left, right, bottom, top = image.get_extent()
+    for (x0, y0, x1, y1), (i, j) in zip(ink_boxes(cells), [(0, 0), (0, 1), (1, 0), (1, 1)],
                                         strict=True):
-        np.testing.assert_allclose([(x0 + x1) / 2, (y0 + y1) / 2], ax.transData.transform((j, i)),
+        middle = (left + (j + 0.5) * (right - left) / 2, top + (i + 0.5) * (bottom - top) / 2)
+        np.testing.assert_allclose([(x0 + x1) / 2, (y0 + y1) / 2], ax.transData.transform(middle),
                                    atol=1e-9)
+    white = [tuple(c) == (1.0, 1.0, 1.0, 1.0) for c in cells.get_facecolors()]
+    assert white == [False, True, True, False]
 
 
 @pytest.mark.parametrize("text", ["0.36", "[CLS]", "gq(|)", "interest"])

@@ -164,10 +164,10 @@ def test_layer_figures_have_no_tick_marks_beside_the_numbers(monkeypatch, tmp_pa
     tokens = ["[CLS]", "the", "bank", "raised", "interest", "rates", "[SEP]"]
     weights = np.full((12, 7, 7), 1 / 7)
     real.head_grid(tokens, weights, "t", tmp_path / "x.png")
-    panels = [ax for ax in drawn[0].axes if ax.get_title().startswith("head")]
-    # the numbers are there: glyphs.annotate_cells draws them as one collection per panel
-    assert len(panels) == 12 and all(
-        any(getattr(c, "cell_texts", None) for c in ax.collections) for ax in panels)
-    for ax in panels:  # no axis is drawn (no tick mark); the tokens label every row and column
-        assert not ax.axison
-        assert [c.labels for c in ax.collections if hasattr(c, "labels")] == [tokens]
+    ax = drawn[0].axes[0]  # the 12 heads' images, in one Axes
+    # the numbers are there: glyphs.annotate_cells draws them as one collection per head
+    assert len(ax.images) == 12
+    assert len([c for c in ax.collections if getattr(c, "cell_texts", None)]) == 12
+    # no axis is drawn (no tick mark); the tokens label every head's rows and columns
+    assert not ax.axison
+    assert [c.labels for c in ax.collections if hasattr(c, "labels")] == [tokens] * 12

@@ -20,39 +20,49 @@ from matplotlib.transforms import Affine2D
 PAD = 3  # points between a panel's edge and its labels, as tick_params(length=0, pad=3) left
 
 
-def annotate_cells(ax, matrix, fmt="{:.2f}", threshold=0.5, fontsize=7):
-    """Each cell's value on a heatmap drawn with ax.imshow(matrix), centred on its cell,
-    white on dark cells (above `threshold`).
+def annotate_cells(image, fmt="{:.2f}", threshold=0.5, fontsize=7):
+    """Each cell's value on a heatmap (the AxesImage ax.imshow(matrix) returned, rows from the
+    top), centred on its cell wherever the image lies, white on dark cells (above `threshold`).
 
-    Example: annotate_cells(ax, [[0.25, 0.75]]).cell_texts -> ['0.25', '0.75'].
+    Example: annotate_cells(ax.imshow([[0.25, 0.75]])).cell_texts -> ['0.25', '0.75'].
     """
     prop = FontProperties(size=fontsize)
     texts, offsets, colors = [], [], []
-    for i, row in enumerate(matrix):
+    for i, row in enumerate(image.get_array()):
         for j, value in enumerate(row):
             texts.append(fmt.format(value))
-            offsets.append((j, i))  # the cell's centre, in data coordinates
+            offsets.append(centre(image, i, j))
             colors.append("white" if value > threshold else "black")
-    cells = _collection(ax, [centred(text, prop) for text in texts], offsets, colors)
+    cells = _collection(image.axes, [centred(text, prop) for text in texts], offsets, colors)
     cells.cell_texts = texts
     return cells
 
 
-def edge_labels(ax, tokens, fontsize):
-    """The tokens under a heatmap drawn with ax.imshow (turned to read upwards, one under each
-    column) and to its left (one beside each row): where set_xticks(range(T), tokens,
-    rotation=90) and set_yticks put them, without the ticks.
+def edge_labels(image, tokens, fontsize):
+    """The tokens under a heatmap (turned to read upwards, one under each column) and to its
+    left (one beside each row): where set_xticks(range(T), tokens, rotation=90) and
+    set_yticks put them on the image's own panel, without the ticks.
 
-    Example: edge_labels(ax, ["the", "bank"], 8).labels -> ['the', 'bank'].
+    Example: edge_labels(ax.imshow(weights), ["the", "bank"], 8).labels -> ['the', 'bank'].
     """
     prop = FontProperties(size=fontsize)
-    left, bottom = ax.get_xlim()[0], ax.get_ylim()[0]  # the panel's edges, in data coordinates
+    left, _, bottom, _ = image.get_extent()
+    T = len(tokens)
     paths = [under(t, prop) for t in tokens] + [beside(t, prop) for t in tokens]
-    offsets = [(j, bottom) for j in range(len(tokens))] + [(left, i) for i in range(len(tokens))]
-    labels = _collection(ax, paths, offsets, "black")
+    offsets = ([(centre(image, 0, j)[0], bottom) for j in range(T)]
+               + [(left, centre(image, i, 0)[1]) for i in range(T)])
+    labels = _collection(image.axes, paths, offsets, "black")
     labels.set_clip_on(False)  # they lie outside the panel
     labels.labels = list(tokens)
     return labels
+
+
+def centre(image, i, j):  # AxesImage, row, column -> the cell's centre in data coordinates
+    """Example: an image of [2, 2] with imshow's own extent (-0.5, 1.5, 1.5, -0.5):
+    centre(image, 1, 0) -> (0.0, 1.0)."""
+    left, right, bottom, top = image.get_extent()
+    rows, cols = image.get_array().shape[:2]
+    return left + (j + 0.5) * (right - left) / cols, top + (i + 0.5) * (bottom - top) / rows
 
 
 def _collection(ax, paths, offsets, colors):  # paths in points, offsets in data coordinates

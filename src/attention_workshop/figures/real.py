@@ -17,7 +17,11 @@ from attention_workshop.modules import module3
 
 @styled
 def head_grid(tokens, weights, title, path, cols=4):  # list[str], [H, T, T], str, Path -> Path
-    """One small heatmap per head (row = looking token, column = looked at), one colour scale."""
+    """One small heatmap per head (row = looking token, column = looked at), one colour scale.
+
+    Every head is an image in one Axes measured in inches from the top left, where a grid of
+    subplots would place it: 12 Axes built and drawn for nothing but their images took a
+    quarter of the figure's time (their axes are off: no lines, no ticks)."""
     H, T = weights.shape[0], len(tokens)
     tokens = [label(t) for t in tokens]  # plain text, at most MAX_LABEL characters
     rows, cols = -(-H // cols), min(cols, H)
@@ -29,29 +33,42 @@ def head_grid(tokens, weights, title, path, cols=4):  # list[str], [H, T, T], st
     # at least a 1-inch panel whatever the labels take (50-character tokens once left none)
     width = max(cell * cols + 1.6, left + right + cols + (cols - 1) * wspace)
     height = max(cell * rows + 1.0, bottom + top + rows + (rows - 1) * hspace)
-    # fixed margins (in inches, as fractions) draw about twice as fast as constrained layout
-    fig, axes = new_figure(width, height, nrows=rows, ncols=cols, squeeze=False, margins={
-        "left": left / width, "right": 1 - right / width, "bottom": bottom / height,
-        "top": 1 - top / height, "wspace": wspace, "hspace": hspace})
+    fig, ax = new_figure(width, height, margins={"left": 0, "right": 1, "bottom": 0, "top": 1})
+    ax.set(xlim=(0, width), ylim=(height, 0))  # inches, y down the page
+    ax.set_axis_off()
     font = float(np.clip(0.6 * 72 * (cell - 1.0) / T, 4, 8))  # points: a label per row fits
-    for h, ax in enumerate(axes.flat):
-        if h >= H:
-            ax.axis("off")
-            continue
-        image = ax.imshow(weights[h], cmap="Blues", vmin=0, vmax=1)
+    squares = panel_squares(H, rows, cols, (left, top, width - left - right,
+                                             height - top - bottom), (wspace, hspace))
+    for h, (x, y, side) in enumerate(squares):
+        image = ax.imshow(weights[h], cmap="Blues", vmin=0, vmax=1, aspect="auto",
+                          extent=(x, x + side, y + side, y))
         if T <= 7:
-            annotate_cells(ax, weights[h], fmt="{:.2f}", threshold=0.5, fontsize=7)
+            annotate_cells(image, fmt="{:.2f}", threshold=0.5, fontsize=7)
         # the tokens where ticks would put them, without tick marks (one beside "0.36"
         # would read as a minus sign) and without 2 x T ticks a panel (half the drawing)
-        edge_labels(ax, tokens, font)
-        ax.set_title(f"head {h}", fontsize=10)
-        ax.set_axis_off()  # no axis lines, no ticks: the image fills the panel
+        edge_labels(image, tokens, font)
+        ax.text(x + side / 2, y - 6 / 72, f"head {h}", ha="center", va="baseline",
+                fontsize=10, fontweight="bold")  # an axes title's place: 6 points above
     fig.suptitle(title, fontweight="bold", y=1 - 0.15 / height, va="top")
     fig.supxlabel("looked at (key)", fontsize=10)
     fig.supylabel("looking (query)", fontsize=10)
     bar = fig.add_axes((1 - 1.0 / width, 0.25, 0.18 / width, 0.5))  # [left, bottom, w, h]
     fig.colorbar(image, cax=bar, label="attention weight (rows sum to 1)")
     return save(fig, path)
+
+
+def panel_squares(n, rows, cols, box, spaces):  # -> [(left, top, side)], inches, per panel
+    """Where fig.subplots(rows, cols) inside `box` (left, top, width, height), with
+    subplots_adjust's wspace and hspace (fractions of a panel), puts the first n panels, each
+    shrunk to a centred square as imshow's equal aspect shrinks it.
+    Example: panel_squares(2, 1, 2, (0, 0, 2.2, 1.0), (0.2, 0)) -> [(0, 0, 1), (1.2, 0, 1)]."""
+    x0, y0, width, height = box
+    wspace, hspace = spaces
+    box_w, box_h = width / (cols + (cols - 1) * wspace), height / (rows + (rows - 1) * hspace)
+    side = min(box_w, box_h)
+    return [(x0 + col * box_w * (1 + wspace) + (box_w - side) / 2,
+             y0 + row * box_h * (1 + hspace) + (box_h - side) / 2, side)
+            for row, col in (divmod(h, cols) for h in range(n))]
 
 
 @styled
@@ -64,7 +81,7 @@ def layer_by_head(panels, title, path):  # [(subtitle, [L, H] weights)], str, Pa
         "top": 1 - 0.8 / height, "wspace": 0.6 / (0.55 * H)})
     for ax, (subtitle, grid) in zip(axes.flat, panels, strict=True):
         image = ax.imshow(grid, cmap="Reds", vmin=0, vmax=1)
-        annotate_cells(ax, grid, fmt="{:.2f}", threshold=0.5, fontsize=7)
+        annotate_cells(image, fmt="{:.2f}", threshold=0.5, fontsize=7)
         ax.set_xticks(range(H), range(H))
         ax.set_yticks(range(L), range(L))
         ax.tick_params(length=0, pad=3)
@@ -102,7 +119,7 @@ def head_view_page(m3, path):  # module3.Result, Path -> Path
 # costs: seconds each took to draw (medians of 3 runs, all figures in one process), so
 # parallel.py's two halves come out even
 FIGURES = {  # file name -> Drawing(results it reads, rough seconds to draw, draw, about=...)
-    "real_heads_layer.png": Drawing((module3.Result,), 0.20, heads_layer, about=(
+    "real_heads_layer.png": Drawing((module3.Result,), 0.14, heads_layer, about=(
         "Module 3, [S7] (log 93-106): every head of the layer where bank looks most at "
         "river")),
     "real_bank_heads.png": Drawing((module3.Result,), 0.16, bank_heads, about=(

@@ -64,9 +64,9 @@ def weight_grid(panels, title, path, ncols=2):  # [(subtitle, tokens, [T, T])], 
     top = max(float(w.max()) for _, _, w in panels)  # one shared colour scale, 0 to the top
     turn = T > 5 or long  # x labels turned 45 degrees so neighbours do not overlap
     for ax, (subtitle, tokens, w) in zip(axes.flat, panels, strict=False):
-        ax.imshow(w, cmap="Blues", vmin=0, vmax=top)
+        image = ax.imshow(w, cmap="Blues", vmin=0, vmax=top)
         if T <= 12:  # as glyph outlines, one collection a panel (glyphs.py): 40% less drawing
-            annotate_cells(ax, w, "{:.3f}" if T <= 6 else "{:.2f}", threshold=0.6 * top,
+            annotate_cells(image, "{:.3f}" if T <= 6 else "{:.2f}", threshold=0.6 * top,
                            fontsize=9 if T <= 6 else 7)
         ax.set_xticks(range(len(tokens)), tokens, rotation=45 if turn else 0,
                       ha="right" if turn else "center")
