@@ -127,3 +127,20 @@ def test_head_grid_shows_every_weight_of_every_head():
         assert white == [w > 0.5 for row in weights[h] for w in row]
         assert title.get_text() == f"head {h}"
         assert title.get_position() == pytest.approx((left + side / 2, top - 6 / 72))
+
+
+def test_three_lives_title_clears_the_axis_offset_of_large_values():
+    """A user's table may hold values so large that the y axis shows its scale ("1e7")
+    above the axes: the title moves up out of its way, as in matplotlib's own layout."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    lives = [("lookup row", np.array([1e7, 2e7, 3e7])), ("wired head", np.array([2e7, 0, 1e7]))]
+    fig = toy.three_lives("w", "a long sentence with the word w in it, and more words after "
+                          "it", ["x", "y", "z"], lives, None)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    ax = fig.axes[0]
+    offset = ax.yaxis.offsetText
+    assert offset.get_text()  # the scale is shown above the axis
+    title, scale = (t.get_window_extent(canvas.get_renderer()) for t in (ax.title, offset))
+    assert not title.overlaps(scale)

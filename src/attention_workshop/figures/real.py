@@ -116,8 +116,7 @@ def head_view_page(m3, path):  # module3.Result, Path -> Path
         m3.river.attentions, m3.strongest[0]))
 
 
-# costs: seconds each took to draw (medians of 3 runs, all figures in one process), so
-# parallel.py's two halves come out even
+# costs: measured seconds to draw (medians of 3 runs), so parallel.py's halves come out even
 FIGURES = {  # file name -> Drawing(results it reads, rough seconds to draw, draw, about=...)
     "real_heads_layer.png": Drawing((module3.Result,), 0.14, heads_layer, about=(
         "Module 3, [S7] (log 93-106): every head of the layer where bank looks most at "

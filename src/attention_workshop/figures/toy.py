@@ -94,8 +94,7 @@ def weights_heatmaps(m1, m2, path):  # module1.Result, module2.Result, Path -> P
 def three_lives(word, sentence, axes_names, lives, path):  # lives: [(label, [d_model])]
     """One word's vector before and after attention, as bars on the named axes."""
     colors = (GRAY, RED, BLUE)
-    # a user's table (explore) may hold values whose axis shows a "1e6" above it: the title
-    # then moves up out of its way, as matplotlib places it by default
+    # matplotlib's own title placement: a user's table may put a "1e6" above the axis
     with matplotlib.rc_context({"axes.titley": None}):
         fig, ax = new_figure(8, 4.6, margins={"left": 0.08, "right": 0.98, "bottom": 0.12,
                                               "top": 0.92})
@@ -192,8 +191,7 @@ def scaling(m2, path):  # module2.Result, Path -> Path
 
 
 M1, M2 = module1.Result, module2.Result
-# costs: seconds each took to draw (medians of 3 runs, all figures in one process), so
-# parallel.py's two halves come out even
+# costs: measured seconds to draw (medians of 3 runs), so parallel.py's halves come out even
 FIGURES = {  # file name -> Drawing(results it reads, rough seconds to draw, draw, about=...)
     "bank_split.png": Drawing((M1,), 0.09, bank_split, about=(
         "Module 1, bank's output in both sentences (log 45-49): one lookup point splits in "
