@@ -2,19 +2,29 @@
 a commit holds them off until it is over.
 
 Python raises KeyboardInterrupt wherever the main thread is when Ctrl-C comes. Inside the
-import of a C extension (numpy's) it can surface as an ImportError instead, so the handler
-installed by `raised` also takes note: `seen()` then tells the caller that an interrupt,
-not a broken install, stopped the command.
+import of a C extension (numpy's) it can surface as an ImportError instead, or be swallowed
+(Cython's generated code ignores any error registering its memoryview type), so the
+handler installed by `raised` also takes note: `seen()` then tells the caller that an
+interrupt, not a broken install, stopped the command, and staging checks it once more
+before a commit. Where raising would be lost or harmful (Python's own import code, where
+ignored exceptions go), the signal is sent again a moment later.
 """
 
 import contextlib
+import os
 import signal
+import sys
+import threading
 
 from attention_workshop.errors import Interrupted
+
+IMPORT_MACHINERY = "<frozen importlib._bootstrap"  # the file name of Python's import code
+RETRY = 0.005  # seconds before an interrupt deferred out of the import machinery comes again
 
 SIGNALS = ("SIGINT", "SIGTERM")
 _seen = []  # the signals `raised`'s handler received, first first
 _noted = []  # what the command has left behind so far (staging notes each commit)
+_armed = []  # non-empty while `raised` is in force: a deferred interrupt may come again
 
 
 @contextlib.contextmanager
@@ -25,16 +35,44 @@ def raised():
 
     def interrupt(signum, frame):
         _seen.append(signum)
+        if frame is not None and frame.f_code.co_filename.startswith(IMPORT_MACHINERY):
+            _again(signum)  # see below: raising here could leave Python's import lock held
+            return
         raise Interrupted(signum)
+
+    def unraisable(info):  # raised where Python ignores exceptions: a weakref callback,
+        if isinstance(info.exc_value, Interrupted):  # a __del__, os.fork's hooks
+            _again(info.exc_value.signum)  # comes again, instead of a message and no effect
+        else:
+            previous(info)
 
     _seen.clear()
     _noted.clear()
+    _armed[:] = [True]
+    previous, sys.unraisablehook = sys.unraisablehook, unraisable
     try:
         with _handlers(interrupt):
             yield
     finally:
+        sys.unraisablehook = previous
+        _armed.clear()
         _seen.clear()
         _noted.clear()
+
+
+def _again(signum):
+    """Send `signum` to this process again in a moment. An exception raised inside Python's
+    own import code (between its lock's acquire and the `try` that releases it, or in a
+    callback whose exceptions are ignored) can leave the global import lock held: the
+    interrupt was lost, and the thread that imports matplotlib beside the modules
+    (figures.preload) waited on that lock forever. The signal comes again, through
+    whichever handler is in place then, until it lands outside the import code."""
+    threading.Timer(RETRY, _resend, (signum,)).start()
+
+
+def _resend(signum):  # in the timer's thread; once `raised` has ended there is nothing to stop
+    if _armed:
+        os.kill(os.getpid(), signum)
 
 
 def seen():  # -> the first signal `raised` received, or None

@@ -84,6 +84,8 @@ def staged(folder, command, todo=OUT_TODO):  # -> Stage
             yield stage
         except OSError as exc:
             raise _cannot_write(stage, exc, todo) from None
+        if interrupts.seen():  # an interrupt some library swallowed still stops the commit
+            raise Interrupted(interrupts.seen())
         try:
             commit(stage, todo)
         except OSError as exc:  # before the commit point (after it, commit answers itself)
