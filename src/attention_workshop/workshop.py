@@ -49,11 +49,15 @@ def run_workshop(out_dir, figures=True, real=True, say=print, todo=OUT_TODO):
             from attention_workshop import figures as fig
 
             preloading = fig.preload()
-        log = Log()
-        results = compute(log, real=real)
-        paths = [write_atomic(stage.path / "results.log", log.text())]
-        if figures:
-            paths += fig.draw_all(results, stage.path, preloading)
+        try:
+            log = Log()
+            results = compute(log, real=real)
+            paths = [write_atomic(stage.path / "results.log", log.text())]
+            if figures:
+                paths += fig.draw_all(results, stage.path, preloading)
+        finally:  # after an error or an interrupt too: the process never ends mid-import
+            if preloading is not None:
+                preloading.join(timeout=10)
     written = [stage.final(path) for path in paths]
     say(f"wrote {written[0]} ({len(log.lines)} lines)")
     for path in written[1:]:
