@@ -16,6 +16,7 @@ import pytest
 from attention_workshop.attention import causal_mask, scaled_dot_product_attention
 from attention_workshop.real import fast_ops
 from attention_workshop.real.fast_ops import (
+    activate_in_place,
     attention_heads,
     gelu_in_place,
     layer_norm_columns,
@@ -23,7 +24,7 @@ from attention_workshop.real.fast_ops import (
     linear_rows,
     score_bound,
 )
-from attention_workshop.real.transformer import layer_norm
+from attention_workshop.real.transformer import ACTIVATION, layer_norm
 
 
 @pytest.mark.parametrize("T", [1, 5, 130])
@@ -129,3 +130,12 @@ def test_linear_pieces_rows_is_the_stacked_layer_part_by_part():
     for rows in (slice(0, 2), slice(2, 6), slice(6, 13)):  # parts across the pieces' edges
         linear_pieces_rows(pieces, x, out, rows)
     np.testing.assert_allclose(out, w @ x + b[:, None], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATION))
+def test_activate_in_place_is_the_activation_in_float64(name):
+    h = (np.random.default_rng(3).normal(size=(40, 24)) * 4).astype(np.float32)
+    expected = ACTIVATION[name](h.astype(np.float64))
+    got = h.copy()
+    assert activate_in_place(got, name) is got
+    np.testing.assert_allclose(got, expected, rtol=2e-6, atol=5e-7)

@@ -9,7 +9,7 @@ import numpy as np
 from attention_workshop.real.buffers import stacked
 from attention_workshop.real.fast_loop import TOKENS_A_PART, Stage, run_layers_fast
 from attention_workshop.real.fast_ops import (
-    gelu_in_place,
+    activate_in_place,
     layer_norm_columns,
     linear_pieces_rows,
     linear_rows,
@@ -123,10 +123,8 @@ def fast_stages(layer, cfg, io):  # {short name: array}, ModelConfig, fast_loop.
     ln1, ln2 = "attention.output.LayerNorm.", "output.LayerNorm."
 
     def mlp_in(r):  # rows r of gelu(W_1 a + b_1)
-        out = linear_rows(layer["intermediate.dense.weight"], a, layer["intermediate.dense.bias"],
-                          h, r)
-        gelu_in_place(out) if cfg.activation == "gelu" else np.copyto(
-            out, ACTIVATION[cfg.activation](out))
+        activate_in_place(linear_rows(layer["intermediate.dense.weight"], a,
+                                      layer["intermediate.dense.bias"], h, r), cfg.activation)
 
     before = [Stage(3 * D, lambda r: linear_pieces_rows(pieces, x, qkv, r))]
     after = [

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from attention_workshop.real.transformer import _AS_A, _AS_P
+from attention_workshop.real.transformer import _AS_A, _AS_P, ACTIVATION
 
 # Phi(-|x|) = erfc(|x| / sqrt(2)) / 2, by Abramowitz & Stegun 7.1.26 as transformer.gelu
 # does; the factor 1/2 goes into the coefficients (exact: a power of two), a pass saved.
@@ -100,6 +100,15 @@ def gelu_in_place(h, block=GELU_BLOCK):  # [rows, T] float32, rows contiguous ->
         x = h[i:i + n]
         m = len(x)
         gelu_block(x, a[:m], t[:m], y[:m])
+    return h
+
+
+def activate_in_place(h, name):  # [rows, T] float32, rows contiguous; config's name -> h
+    """The MLP's activation in place: "gelu" by gelu_in_place, any other of
+    transformer.ACTIVATION ("gelu_new") by its own formula, copied back into h."""
+    if name == "gelu":
+        return gelu_in_place(h)
+    np.copyto(h, ACTIVATION[name](h))
     return h
 
 

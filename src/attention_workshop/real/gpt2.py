@@ -8,7 +8,7 @@ holds W_Q, W_K and W_V side by side: [d_model, 3 * d_model].
 import numpy as np
 
 from attention_workshop.real.fast_loop import TOKENS_A_PART, Stage, run_layers_fast
-from attention_workshop.real.fast_ops import layer_norm_columns, linear_rows
+from attention_workshop.real.fast_ops import activate_in_place, layer_norm_columns, linear_rows
 from attention_workshop.real.fast_path import attention, by_rows, run_layers
 from attention_workshop.real.transformer import ACTIVATION, layer_norm, merge_heads, split_heads
 
@@ -89,8 +89,8 @@ def fast_stages(block, cfg, io):  # {short name: array}, ModelConfig, fast_loop.
         return block[name + ".weight"].T
 
     def mlp_in(r):  # rows r of activation(W_fc n + b_fc)
-        out = linear_rows(w("mlp.c_fc"), n, block["mlp.c_fc.bias"], h, r)
-        np.copyto(out, ACTIVATION[cfg.activation](out))
+        activate_in_place(linear_rows(w("mlp.c_fc"), n, block["mlp.c_fc.bias"], h, r),
+                          cfg.activation)
 
     before = [
         Stage(T, lambda c: layer_norm_columns(x, block["ln_1.weight"], block["ln_1.bias"], eps,
