@@ -2,11 +2,14 @@
 
 from dataclasses import fields
 
+import numpy as np
 import pytest
 from real_folder import write_folder
 
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real import load_model
+from attention_workshop.real.families import family
+from attention_workshop.real.model import check_finite
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
 tokenizers = pytest.importorskip("tokenizers")
@@ -29,3 +32,42 @@ def test_public_api_keeps_its_names_and_fields():
         "tokens", "ids", "special", "attentions", "hidden", "hidden_states", "queries", "keys",
         "values"]
     assert [f.name for f in fields(Model)] == ["name", "config", "weights", "tokenizer"]
+
+
+
+SCORES = {"bert": ("encoder.layer.{}.attention.self.query.weight",
+                   "encoder.layer.{}.attention.self.key.weight"),
+          "gpt2": ("h.{}.attn.c_attn.weight",)}
+
+
+@pytest.mark.parametrize("model_type", ["bert", "gpt2"])
+@pytest.mark.parametrize("layer", [0, 1])
+def test_attention_that_overflows_is_named_by_its_layer(model_type, layer, tmp_path):
+    # check_finite sums only the hidden states: enough only if weights that overflow in a
+    # layer always make that layer's output non-finite
+    model = load_model(write_folder(tmp_path, model_type))
+    for name in SCORES[model_type]:
+        w = model.weights[name.format(layer)]
+        model.weights[name.format(layer)] = w * np.float32(1e25)  # scores past float32's range
+    ids = np.asarray(model.tokenizer.encode("the river bank").ids)
+    with np.errstate(all="ignore"):
+        out = family(model_type).forward(model.weights, model.config, ids)
+    assert not np.isfinite(out["attentions"][layer]).all()
+    assert not np.isfinite(out["hidden_states"][layer + 1]).all()
+    with pytest.raises(WorkshopError, match=rf"in layer {layer} \(its attention weights\)"):
+        model.run("the river bank")
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_one_bad_weight_spoils_its_tokens_blend_even_against_a_zero_value(bad):
+    weights = np.full((3, 3), 1 / 3, np.float32)  # [T, T]
+    weights[1, 2] = bad
+    v = np.ones((3, 4), np.float32)  # [T, d_head]
+    v[2] = 0.0  # token 2's value is all zeros: inf * 0 is NaN, not 0
+    with np.errstate(invalid="ignore"):
+        blend = weights @ v  # the BLAS product, as the forward computes it
+    assert np.isfinite(blend[[0, 2]]).all() and not np.isfinite(blend[1]).any()
+    out = {"hidden_states": np.zeros((3, 4, 8)), "attentions": np.zeros((2, 2, 4, 4))}
+    out["hidden_states"][2, 0, 0] = bad  # the attention finite: the output is named
+    with pytest.raises(WorkshopError, match=r"in layer 1 \(its output\)"):
+        check_finite("tiny", out)

@@ -54,15 +54,24 @@ class Model:
 
 def check_finite(name, out):  # forward's dict of arrays -> None, or WorkshopError
     """The first layer whose numbers are NaN or infinite, named. Example: weights of 1e30 ->
-    "gpt2's numbers overflow to NaN or infinity in layer 0 (its attention); ..."."""
+    "gpt2's numbers overflow to NaN or infinity in layer 0 (its attention); ...".
+
+    Only the hidden states are summed (all_finite): a layer's attention weights reach its
+    output through weights @ v, W_O and a layer norm, and a NaN or an infinity survives each
+    (inf * 0 is NaN), so finite outputs mean finite weights. The [L, H, T, T] weights are
+    read only to name a failing layer's cause: summing them all took 13-22 ms at 512 tokens.
+    tests/test_real_model.py checks that claim on both families.
+    """
     hidden, attentions = out["hidden_states"], out["attentions"]  # [L + 1, T, D], [L, H, T, T]
     for i in range(len(hidden)):  # all_finite: one summing pass, no boolean copy (3x faster)
-        if i > 0 and not all_finite(attentions[i - 1]):
-            where = f"layer {i - 1} (its attention weights)"
-        elif not all_finite(hidden[i]):
-            where = "the embeddings" if i == 0 else f"layer {i - 1} (its output)"
-        else:
+        if all_finite(hidden[i]):
             continue
+        if i == 0:
+            where = "the embeddings"
+        elif not all_finite(attentions[i - 1]):
+            where = f"layer {i - 1} (its attention weights)"
+        else:
+            where = f"layer {i - 1} (its output)"
         raise WorkshopError(f"{name}'s numbers overflow to NaN or infinity in {where}: its "
                             "weights or config.json's values (layer_norm_eps) are out of range; "
                             "nothing is shown")
