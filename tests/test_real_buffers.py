@@ -37,6 +37,15 @@ def test_memory_held_in_any_form_is_never_handed_out_again(keep):
     assert (np.asarray(held) == 7.0).all()  # what the caller kept keeps its numbers
 
 
+def test_each_slot_keeps_its_own_memory():
+    a, b = reusable(SHAPE, np.float32, "one"), reusable(SHAPE, np.float32, "two")
+    assert not np.shares_memory(a, b)
+    where = address(a), address(b)
+    del a, b
+    a, b = reusable(SHAPE, np.float32, "one"), reusable(SHAPE, np.float32, "two")
+    assert (address(a), address(b)) == where
+
+
 def test_another_shape_gets_new_memory():
     a = reusable(SHAPE, np.float32)
     del a
@@ -46,17 +55,19 @@ def test_another_shape_gets_new_memory():
     assert c.dtype == np.float64 and not np.shares_memory(b, c)
 
 
-def test_a_held_run_result_keeps_its_attentions():
+def test_a_held_run_result_keeps_its_numbers():
     try:
         model = load_model("minilm")
     except WorkshopError:
         pytest.skip(f"MiniLM's weights are not installed ({MINILM_INSTALL})")
     first = model.run("the river bank by the water")
-    kept = first.attentions.copy()
-    second = model.run("the money bank by the river")  # same length: the same shape
+    names = ["attentions", "hidden_states", "queries", "keys", "values"]
+    kept = {name: getattr(first, name).copy() for name in names}
+    second = model.run("the money bank by the river")  # same length: the same shapes
     assert len(first.ids) == len(second.ids)
-    np.testing.assert_array_equal(first.attentions, kept)
-    assert not np.shares_memory(first.attentions, second.attentions)
+    for name in names:
+        np.testing.assert_array_equal(getattr(first, name), kept[name])
+        assert not np.shares_memory(getattr(first, name), getattr(second, name))
 
 
 def test_stacked_is_the_concatenation_made_once():

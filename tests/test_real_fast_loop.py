@@ -142,6 +142,7 @@ def test_parts_by_hand():
     assert team.parts(1, 2) == [slice(0, 1)]  # one head: one part
     assert team.parts(200, 2, grain=128) == [slice(0, 200)]  # too little to hand over
     assert team.parts(256, 2, grain=128) == [slice(0, 128), slice(128, 256)]
+    assert team.parts(512, 8, grain=fast_loop.WHOLE) == [slice(0, 512)]  # a layer norm
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 8])

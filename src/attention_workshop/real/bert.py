@@ -7,7 +7,7 @@ torch's Linear stores W as [out, in], so a layer computes x @ W.T + b.
 import numpy as np
 
 from attention_workshop.real.buffers import stacked
-from attention_workshop.real.fast_loop import TOKENS_A_PART, Stage, run_layers_fast
+from attention_workshop.real.fast_loop import WHOLE, Stage, run_layers_fast
 from attention_workshop.real.fast_ops import (
     activate_in_place,
     layer_norm_columns,
@@ -131,12 +131,12 @@ def fast_stages(layer, cfg, io):  # {short name: array}, ModelConfig, fast_loop.
         Stage(D, lambda r: linear_rows(layer["attention.output.dense.weight"], context,
                                        layer["attention.output.dense.bias"], a, r, add=x)),
         Stage(T, lambda c: layer_norm_columns(a, layer[ln1 + "weight"], layer[ln1 + "bias"],
-                                              eps, c), TOKENS_A_PART),
+                                              eps, c), WHOLE),
         Stage(F, mlp_in),
         Stage(D, lambda r: linear_rows(layer["output.dense.weight"], h,
                                        layer["output.dense.bias"], y, r, add=a)),
         Stage(T, lambda c: layer_norm_columns(y, layer[ln2 + "weight"], layer[ln2 + "bias"],
-                                              eps, c), TOKENS_A_PART),
+                                              eps, c), WHOLE),
     ]
     return before, after
 

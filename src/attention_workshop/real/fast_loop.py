@@ -20,8 +20,6 @@ when all its parts have: the next may read any of them. With one thread allowed,
 from collections.abc import Callable
 from typing import NamedTuple
 
-import numpy as np
-
 from attention_workshop.attention import causal_mask
 from attention_workshop.real.blas_threads import threads_allowed
 from attention_workshop.real.buffers import resident, reusable
@@ -46,9 +44,11 @@ class Stage(NamedTuple):
     grain: int = 1  # the fewest units worth handing to another thread
 
 
-# A layer norm over 128 tokens takes ~0.1 ms: about what handing half of it to
-# the other thread and waiting for it back costs. Token stages split from 2 x this on.
-TOKENS_A_PART = 128
+# A grain no stage reaches: the stage runs whole, on one thread. Layer norms do: a token
+# half of a feature-major [d, T] array is a strided block of columns, and numpy's loops over
+# it were slower than over the whole (MiniLM, 512 tokens: 0.30 ms whole on one thread,
+# 0.80 ms split over two; 128 tokens: 0.09 against 0.34).
+WHOLE = 1 << 30
 
 
 class LayerIO:
@@ -60,12 +60,12 @@ class LayerIO:
 
     def __init__(self, cfg, T, dtype):
         self.T, self.dtype, self.temps = T, dtype, {}
-        self.context = np.empty((cfg.d_model, T), dtype)
+        self.context = reusable((cfg.d_model, T), dtype, "context")
         self.x = self.y = self.qkv = None
 
     def temp(self, name, rows):
         if name not in self.temps:
-            self.temps[name] = np.empty((rows, self.T), self.dtype)
+            self.temps[name] = reusable((rows, self.T), self.dtype, f"temp {name}")
         return self.temps[name]
 
 
@@ -75,20 +75,22 @@ def run_layers_fast(fast_stages, weights, cfg, x, prefix):
     """fast_path.run_layers for float32: every layer as its stages, attention between.
     hidden_states is a view of the layers' own feature-major outputs (no copies)."""
     L, H, T, D = cfg.n_layer, cfg.n_head, len(x), cfg.d_model
-    states = np.empty((L + 1, D, T), x.dtype)  # layer i reads states[i], writes states[i + 1]
+    # the forward's arrays come back to it once the caller has let them go (buffers.py)
+    states = reusable((L + 1, D, T), x.dtype, "hidden states")  # layer i: states[i] -> [i + 1]
     states[0] = x.T
-    qkvs = np.empty((L, 3 * D, T), x.dtype)  # each layer's Q|K|V, feature-major
+    qkvs = reusable((L, 3 * D, T), x.dtype, "q|k|v")  # each layer's Q|K|V, feature-major
 
     def heads_of(part):  # 0 (Q) or 1 (K) -> [L, H, T, d_head], token-major, a view of qkvs
         return qkvs[:, part * D:(part + 1) * D].reshape(L, H, cfg.d_head, T).transpose(0, 1, 3, 2)
 
     out = {
         "hidden_states": states.transpose(0, 2, 1),  # [L + 1, T, D], token-major, a view
-        "attentions": reusable((L, H, T, T), x.dtype),  # 75 MB at 512 tokens: see buffers.py
+        "attentions": reusable((L, H, T, T), x.dtype, "attentions"),  # 75 MB at 512 tokens
         "queries": heads_of(0),
         "keys": heads_of(1),
-        "values": np.empty((L, H, T, cfg.d_head), x.dtype),  # what each head blends: attention
-    }  # reads it token-major, so it is a copy
+        # what each head blends: attention reads it token-major, so it is a copy
+        "values": reusable((L, H, T, cfg.d_head), x.dtype, "values"),
+    }
     mask = causal_mask(T) if cfg.causal else None  # [T, T]
     io = LayerIO(cfg, T, x.dtype)
     n = threads_for(T)

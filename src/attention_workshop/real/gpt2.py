@@ -7,7 +7,7 @@ holds W_Q, W_K and W_V side by side: [d_model, 3 * d_model].
 
 import numpy as np
 
-from attention_workshop.real.fast_loop import TOKENS_A_PART, Stage, run_layers_fast
+from attention_workshop.real.fast_loop import WHOLE, Stage, run_layers_fast
 from attention_workshop.real.fast_ops import activate_in_place, layer_norm_columns, linear_rows
 from attention_workshop.real.fast_path import attention, by_rows, run_layers
 from attention_workshop.real.transformer import ACTIVATION, layer_norm, merge_heads, split_heads
@@ -94,7 +94,7 @@ def fast_stages(block, cfg, io):  # {short name: array}, ModelConfig, fast_loop.
 
     before = [
         Stage(T, lambda c: layer_norm_columns(x, block["ln_1.weight"], block["ln_1.bias"], eps,
-                                              c, out=n), TOKENS_A_PART),
+                                              c, out=n), WHOLE),
         Stage(3 * D, lambda r: linear_rows(w("attn.c_attn"), n, block["attn.c_attn.bias"], qkv,
                                            r)),
     ]
@@ -102,7 +102,7 @@ def fast_stages(block, cfg, io):  # {short name: array}, ModelConfig, fast_loop.
         Stage(D, lambda r: linear_rows(w("attn.c_proj"), context, block["attn.c_proj.bias"], a,
                                        r, add=x)),
         Stage(T, lambda c: layer_norm_columns(a, block["ln_2.weight"], block["ln_2.bias"], eps,
-                                              c, out=n), TOKENS_A_PART),
+                                              c, out=n), WHOLE),
         Stage(F, mlp_in),
         Stage(D, lambda r: linear_rows(w("mlp.c_proj"), h, block["mlp.c_proj.bias"], y, r,
                                        add=a)),
