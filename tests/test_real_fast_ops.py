@@ -23,6 +23,7 @@ from attention_workshop.real.fast_ops import (
     linear_pieces_rows,
     linear_rows,
     score_bound,
+    scores_need_max,
 )
 from attention_workshop.real.transformer import ACTIVATION, layer_norm
 
@@ -102,8 +103,10 @@ def test_attention_heads_is_the_core_formula(T, causal, loud, chunk, monkeypatch
     weights = np.full((H, T, T), np.nan, np.float32)
     context = np.full((H * d, T), np.nan, np.float32)
     values = np.full((H, T, d), np.nan, np.float32)
+    loud_layer = scores_need_max(qkv, H, d)
+    assert loud_layer == loud  # scores of ~100 need the max; of ~3, not
     for heads in (slice(0, 1), slice(1, H)):  # two threads' heads: together, every head
-        attention_heads(qkv, heads, d, mask, weights, context, values)
+        attention_heads(qkv, heads, d, mask, loud_layer, weights, context, values)
     out, expected = core(q, k, v, mask)
     # scores of ~100 (loud) carry float32's rounding of q k into the exponent
     np.testing.assert_allclose(weights, expected, rtol=0, atol=1e-5 if loud else 1e-6)
@@ -113,10 +116,18 @@ def test_attention_heads_is_the_core_formula(T, causal, loud, chunk, monkeypatch
 
 
 def test_score_bound_by_hand():
-    q = np.array([[[3.0, 4.0]]])  # one query (3, 4)
+    q = np.array([[[3.0], [4.0]]])  # one query (3, 4), a column
     k = np.array([[[1.0, 0.0], [0.0, 2.0]]])  # keys (1, 0) and (0, 2), a column each
     assert score_bound(q, k) == pytest.approx(10.0)  # |q| = 5, largest |k| = 2
     assert score_bound(q * 30, k) > fast_ops.EXP_SAFE
+
+
+@pytest.mark.parametrize(("k", "loud"), [(2.0, False), (100.0, True)])
+def test_scores_need_max_by_hand(k, loud):
+    qkv = np.array([[3.0], [k], [1.0]], np.float32)  # one head, d_head 1, one token: Q|K|V
+    assert scores_need_max(qkv, 1, 1) is loud  # the score is 3 k: 6 or 300 against 64
+    qkv = np.array([[3.0], [4.0], [k], [0.0], [1.0], [1.0]], np.float32)  # d_head 2
+    assert scores_need_max(qkv, 1, 2) is loud  # bound |q| |k| / sqrt(2) = 5 k / 1.41: 7.1 or 354
 
 
 def test_linear_pieces_rows_is_the_stacked_layer_part_by_part():

@@ -130,10 +130,11 @@ def gelu_block(x, a, t, y):  # x [m, d] in place, with three scratch arrays of i
     x -= y
 
 
-def attention_heads(qkv, heads, d_head, mask, weights_out, context, values_out):
+def attention_heads(qkv, heads, d_head, mask, subtract_max, weights_out, context, values_out):
     # qkv [3 d_model, T]: Q rows, then K, then V (feature-major); heads: a slice of head
-    # numbers; mask [T, T] bool or None; weights_out [n_head, T, T] (one layer's attentions);
-    # context [d_model, T]; values_out [n_head, T, d_head]
+    # numbers; mask [T, T] bool or None; subtract_max: scores_need_max's answer for the
+    # layer; weights_out [n_head, T, T] (one layer's attentions); context [d_model, T];
+    # values_out [n_head, T, d_head]
     """softmax(q k^T / sqrt(d_head)) v for the heads `heads`: their weights into
     weights_out[heads], their outputs into their rows of context, their v token-major (as
     the model reports it, and as the product with the weights reads it) into values_out.
@@ -150,7 +151,6 @@ def attention_heads(qkv, heads, d_head, mask, weights_out, context, values_out):
     np.multiply(q.transpose(0, 2, 1), np.float32(1.0 / math.sqrt(d_head)), out=scaled)
     q = scaled  # than scaling [n, T, T]; k stays [n, d_head, T]: q k^T is then the plain
     # kind of product, as weights @ v (v @ weights^T was 1.4x slower at 512 tokens)
-    subtract_max = score_bound(q, k) > EXP_SAFE
     weights, ctx = weights_out[heads], context[rows].reshape(-1, d_head, T)
     step = max(1, SCORES_CHUNK // (T * T))  # heads per chunk
     for h in range(0, len(q), step):
@@ -180,12 +180,26 @@ SCORES_CHUNK = 1 << 18  # float32 scores per chunk
 EXP_SAFE = 64.0
 
 
-def score_bound(q, k):  # [n_head, T_q, d], [n_head, d, T_k] -> a bound on every |q_i . k_j|
+def scores_need_max(qkv, n_head, d_head):  # [3 d_model, T] feature-major Q|K|V -> bool
+    """True if some head's scores q.k / sqrt(d_head) may pass EXP_SAFE: the layer's softmax
+    then subtracts each row's max (see attention_heads). Asked once per layer, before its
+    heads are shared out: the answer, and so every weight's rounding, is the same however
+    many threads take the heads (and its few short numpy calls, run on two threads at once,
+    waited on each other for the GIL: 74 us instead of 23).
+
+    Example: one head of d_head 1, q = 3 and k = 2 or 100 -> 6 and 300 -> False, True.
+    """
+    q, k = (qkv[part * n_head * d_head:][:n_head * d_head].reshape(n_head, d_head, -1)
+            for part in range(2))  # [n_head, d_head, T] each, views
+    return score_bound(q, k) / math.sqrt(d_head) > EXP_SAFE
+
+
+def score_bound(q, k):  # [n_head, d, T_q], [n_head, d, T_k] -> a bound on every |q_i . k_j|
     """Cauchy-Schwarz: |q_i . k_j| <= |q_i| |k_j|, so max |q_i| max |k_j| bounds them all.
 
-    Example: q = [[[3, 4]]] (one query (3, 4)), k = [[[1, 0], [0, 2]]] (keys (1, 0) and
-    (0, 2), a column each) -> 5 * 2 = 10 (the scores are 3 and 8).
+    Example: q = [[[3], [4]]] (one query (3, 4), a column), k = [[[1, 0], [0, 2]]] (keys
+    (1, 0) and (0, 2), a column each) -> 5 * 2 = 10 (the scores are 3 and 8).
     """
-    q_norms = np.einsum("htd,htd->ht", q, q).max(axis=-1)  # [n_head]: largest |q_i|^2
+    q_norms = np.einsum("hdt,hdt->ht", q, q).max(axis=-1)  # [n_head]: largest |q_i|^2
     k_norms = np.einsum("hdt,hdt->ht", k, k).max(axis=-1)
     return float(np.sqrt(q_norms * k_norms).max())
