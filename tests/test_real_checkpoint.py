@@ -3,6 +3,7 @@
 These tests need no torch: the folders are tiny random models (tests/real_folder.py).
 """
 
+import hashlib
 import json
 import shutil
 
@@ -12,6 +13,7 @@ from real_folder import write_folder
 
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real import load_model
+from attention_workshop.real.catalog import MINILM_INSTALL
 from attention_workshop.real.checkpoint import all_finite
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
@@ -153,3 +155,39 @@ def test_a_float64_load_converts_only_the_rows_a_sentence_reads(tmp_path, family
     ours, reference = model.run("the river bank"), whole.run("the river bank")
     for field in ("attentions", "hidden_states", "queries", "keys", "values"):
         assert np.array_equal(getattr(ours, field), getattr(reference, field)), field
+
+
+def test_each_known_tokenizers_highest_id_is_its_own():
+    from attention_workshop.real.catalog import minilm_folder
+    from attention_workshop.real.checkpoint import load_tokenizer
+    from attention_workshop.real.folder_checks import HIGHEST_ID
+
+    try:
+        path = minilm_folder() / "tokenizer.json"
+    except WorkshopError:
+        pytest.skip(f"MiniLM's weights are not installed ({MINILM_INSTALL})")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    vocab = load_tokenizer(path).get_vocab(with_added_tokens=True)  # every token, from the file
+    assert HIGHEST_ID[digest] == max(vocab.values()) == len(vocab) - 1 == 30521
+
+
+@pytest.mark.parametrize("edit", ["none", "a space added"])  # listed digest, or not: get_vocab
+def test_minilms_tokenizer_past_a_smaller_table_is_refused(edit, tmp_path):
+    from attention_workshop.real.catalog import minilm_folder
+
+    try:
+        source = minilm_folder()
+    except WorkshopError:
+        pytest.skip(f"MiniLM's weights are not installed ({MINILM_INSTALL})")
+    folder = tmp_path / "m"
+    folder.mkdir()
+    for name in ("model.safetensors", "tokenizer.json"):
+        (folder / name).symlink_to(source / name)
+    raw = json.loads((source / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**raw, "vocab_size": 30000}))
+    if edit != "none":
+        (folder / "tokenizer.json").unlink()
+        (folder / "tokenizer.json").write_bytes((source / "tokenizer.json").read_bytes() + b" ")
+    with pytest.raises(WorkshopError, match="ids up to 30521 \\('##～'\\), but the embedding table "
+                       "has 30000 rows"):
+        load_model(folder)
