@@ -191,3 +191,12 @@ def test_minilms_tokenizer_past_a_smaller_table_is_refused(edit, tmp_path):
     with pytest.raises(WorkshopError, match="ids up to 30521 \\('##～'\\), but the embedding table "
                        "has 30000 rows"):
         load_model(folder)
+
+
+def test_a_nan_in_a_tensor_the_model_does_not_read_is_no_damage(tmp_path):
+    # the one-sum check sees it; the tensor-by-tensor check after it finds every weight read
+    folder = write_folder(tmp_path / "m", "gpt2")
+    tensors = safetensors_numpy.load_file(str(folder / "model.safetensors"))
+    tensors["lm_head.unused"] = np.array([1.0, np.nan], np.float32)
+    safetensors_numpy.save_file(tensors, str(folder / "model.safetensors"))
+    assert np.isfinite(load_model(folder).run("the river bank").attentions).all()

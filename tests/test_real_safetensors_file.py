@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from attention_workshop.real.safetensors_file import DTYPES, numbers, tensors
+from attention_workshop.real.safetensors_file import DTYPES, as_one_array, numbers, tensors
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
 
@@ -99,3 +99,24 @@ def test_bfloat16_bits_widen_to_float32_and_float8_comes_without_an_array(tmp_pa
 def test_dtypes_known_are_numpys_little_endian_ones():
     for name, code in DTYPES.items():
         assert np.dtype(code).byteorder in "<|=", name
+
+
+@pytest.mark.parametrize("dtype", ["<f4", "<f8", "<f2"])
+def test_one_array_holds_every_tensor_of_one_dtype(tmp_path, dtype):
+    rng = np.random.default_rng(1)
+    arrays = {name: rng.normal(size=shape).astype(dtype)
+              for name, shape in {"a": (2, 3), "b": (4,), "c": (3, 1, 2)}.items()}
+    got = tensors(stored(tmp_path, arrays))
+    whole = as_one_array(got)
+    assert whole.dtype == np.dtype(dtype) and whole.size == 6 + 4 + 6
+    np.testing.assert_array_equal(np.sort(whole), np.sort(np.concatenate(
+        [a.ravel() for a in arrays.values()])))  # each tensor's numbers, none other
+
+
+@pytest.mark.parametrize("arrays", [
+    {"a": np.ones(3, np.float32), "b": np.ones(3, np.float64)},  # two dtypes
+    {"a": np.ones(3, np.int32)},  # not floats
+    {},  # nothing
+])
+def test_no_one_array_for_mixed_or_whole_number_files(tmp_path, arrays):
+    assert as_one_array(tensors(stored(tmp_path, arrays))) is None

@@ -89,6 +89,13 @@ def config_from_dict(raw, where="config.json"):  # dict -> ModelConfig, every va
 
 
 def load_weights(path, cfg, dtype="float32"):  # Path, ModelConfig -> {name: array}
+    """read_weights, then its check for NaN and infinity."""
+    weights, check = read_weights(path, cfg, dtype)
+    check()
+    return weights
+
+
+def read_weights(path, cfg, dtype="float32"):  # Path, ModelConfig -> ({name: array}, check)
     """Read exactly the tensors the family's forward pass needs, by their checkpoint names.
 
     Example: MiniLM's file names 'encoder.layer.0.attention.self.query.weight' [384, 384];
@@ -98,7 +105,7 @@ def load_weights(path, cfg, dtype="float32"):  # Path, ModelConfig -> {name: arr
     views of it, used in place; others (float64 for Module 3, bfloat16) are converted copies,
     but for the word embedding table, which a forward pass only reads rows of (LookupTable).
     """
-    from attention_workshop.real.safetensors_file import numbers, tensors
+    from attention_workshop.real.safetensors_file import as_one_array, numbers, tensors
 
     fam = family(cfg.family)
     try:
@@ -125,14 +132,17 @@ def load_weights(path, cfg, dtype="float32"):  # Path, ModelConfig -> {name: arr
                                 f"{list(actual)}, but config.json implies {list(shape)}")
     weights = {name: working(numbers(stored[prefix + name]), dtype, shape[0] == cfg.n_vocab)
                for name, shape in expected.items()}
-    # a NaN or inf weight would poison every output; the biggest first, so the longest sum
-    # runs without the GIL while load_folder's other thread reads the tokenizer (a
-    # LookupTable is checked by its own numbers)
-    for name, tensor in sorted(weights.items(), key=lambda item: -item[1].size):
-        if not all_finite(getattr(tensor, "stored", tensor)):
-            raise WorkshopError(f"tensor '{prefix}{name}' in {path} holds NaN or infinity; "
-                                "the checkpoint is damaged: download or install it again")
-    return weights
+
+    def check():  # a NaN or inf weight would poison every output: WorkshopError naming it
+        whole = as_one_array(stored)  # every tensor's numbers in one array, if one dtype
+        if whole is not None and all_finite(whole):
+            return  # one sum, one call without the GIL (load_folder runs it beside the
+            # tokenizer, which holds the GIL): MiniLM's 90 MB in ~30 ms
+        for name, tensor in weights.items():  # a LookupTable by its own numbers
+            if not all_finite(getattr(tensor, "stored", tensor)):
+                raise WorkshopError(f"tensor '{prefix}{name}' in {path} holds NaN or infinity; "
+                                    "the checkpoint is damaged: download or install it again")
+    return weights, check
 
 
 def working(array, dtype, table=False):  # array, dtype, one row per token id? -> array-like
@@ -200,24 +210,30 @@ def load_tokenizer(path):  # Path -> tokenizers.Tokenizer
 def load_folder(folder, dtype="float32"):  # path -> (ModelConfig, weights, Tokenizer)
     """Check the folder, then read its config, weights and tokenizer.
 
-    The weights are read on a second thread (their pages mapped and summed for NaN and
-    infinity without the GIL: ~40 ms for MiniLM's 90 MB) while this one reads the tokenizer
-    (~40 ms): a cold `real` starts ~30 ms sooner on a quiet machine. A tokenizer's error
-    still comes first, as when the two were read one after the other.
+    The weights' header is read and their pages mapped here (~2 ms); their check for NaN
+    and infinity (one sum over MiniLM's 90 MB, ~30 ms, without the GIL) runs on a second
+    thread while this one reads the tokenizer (~35 ms, holding the GIL). A tokenizer's
+    error still comes first, as when the two were read one after the other.
     """
     from attention_workshop.real.team import Worker
 
     folder = check_folder(folder)
     cfg = read_config(folder / "config.json")
-    weights, reader = [], Worker()
-    reader.start(lambda _: weights.append(load_weights(folder / "model.safetensors", cfg, dtype)),
-                 None)
+    try:
+        weights, check = read_weights(folder / "model.safetensors", cfg, dtype)
+        late = None
+    except WorkshopError as exc:
+        weights, check, late = None, (lambda: None), exc  # raised after the tokenizer's
+    reader = Worker()
+    reader.start(lambda _: check(), None)
     try:
         tokenizer = load_tokenizer(folder / "tokenizer.json")
         checks.check_token_ids(folder / "tokenizer.json", tokenizer, cfg.n_vocab)
     finally:
         error = reader.wait()
         reader.stop()
+    if late is not None:
+        raise late
     if error is not None:
         raise error
-    return cfg, weights[0], tokenizer
+    return cfg, weights, tokenizer

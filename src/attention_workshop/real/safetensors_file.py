@@ -43,7 +43,29 @@ def tensors(path):  # Path -> {name: Stored}; ValueError or OSError if malformed
     if not isinstance(header, dict):
         raise ValueError("the header is not a JSON object")
     header.pop("__metadata__", None)
-    return {name: view(data, 8 + n, name, entry) for name, entry in header.items()}
+    return Tensors({name: view(data, 8 + n, name, entry) for name, entry in header.items()},
+                   np.frombuffer(data, np.uint8, offset=8 + n))
+
+
+class Tensors(dict):
+    """{name: Stored}, and .data: every byte after the header, [bytes] uint8 (a view)."""
+
+    def __init__(self, stored, data):
+        super().__init__(stored)
+        self.data = data
+
+
+def as_one_array(stored):  # Tensors -> the data as one array of the tensors' dtype, or None
+    """If every tensor has the same numpy float dtype, the bytes after the header as one
+    [elements] array of it: a tensor is a slice of it (a file holding bytes beyond its
+    tensors shows them too). Example: two F32 tensors of 6 and 4 numbers -> [10] float32."""
+    codes = {s.dtype for s in stored.values()}
+    if len(codes) != 1 or codes & {"BF16"} or not codes <= set(DTYPES):
+        return None
+    dtype = np.dtype(DTYPES[codes.pop()])
+    if dtype.kind != "f" or len(stored.data) % dtype.itemsize:
+        return None
+    return stored.data.view(dtype)
 
 
 def view(data, start, name, entry):  # mmap, data offset, str, header entry -> Stored
