@@ -123,3 +123,20 @@ def test_model_help_lists_every_known_name_and_family(capsys):
     for name, known in catalog.KNOWN.items():
         assert f"{name} (" in text and known.source in text
     assert f"(model_type {' or '.join(FAMILIES)})" in text
+
+
+@pytest.mark.parametrize("argv", [["real", "the river bank", "--layer", "2", "--head", "4"],
+                                  ["explore", "a loan at the bank", "--format", "json"],
+                                  ["quiz", "2", "--reveal"], ["check-lesson", "a.txt"]])
+def test_a_commands_own_parser_reads_its_line_as_the_full_one(argv):
+    full = vars(cli.build_parser().parse_args(argv))
+    alone = vars(cli.build_parser(cli.command_named(argv)).parse_args(argv))
+    assert alone == full and alone["command"] == argv[0]
+
+
+def test_a_real_run_imports_no_other_commands_module():
+    code = ("import sys; from attention_workshop import cli; cli.build_parser('real'); "
+            "print(sorted(m for m in sys.modules if m.startswith('attention_workshop.commands.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=60)
+    assert done.stdout.strip() == "['attention_workshop.commands.real']"
