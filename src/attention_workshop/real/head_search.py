@@ -50,36 +50,58 @@ def top_heads(attentions, special, count=3, layer=None, head=None, among=None):
     Example: top_heads(A, special, 1) -> [(2, 5, 3, 2, 0.41)]: in layer 2, head 5, token 3
     gives 0.41 of its attention to token 2. Ties go to the lower layer, then head.
     """
-    off = off_self_weights(attentions, special)
-    L, H, T, _ = off.shape
-    layers = range(L) if layer is None else [layer]
-    head_ids = range(H) if head is None else [head]
+    L, H, T, _ = attentions.shape
+    cells = off_self_weights(np.ones((T, T), attentions.dtype), special)  # [T, T]: 1 or 0
+    off = np.empty((T, T), attentions.dtype)  # one head's word-to-other-word weights, reused:
+    layers = range(L) if layer is None else [layer]  # a copy of all [L, H, T, T] took
+    head_ids = range(H) if head is None else [head]  # 40 ms at 510 tokens
     found = []
     for lay in layers:
         for h in head_ids:
             if among is not None and (lay, h) not in among:
                 continue
-            q, k = np.unravel_index(int(np.argmax(off[lay, h])), (T, T))
-            found.append((lay, h, int(q), int(k), float(off[lay, h, q, k])))
+            np.multiply(attentions[lay, h], cells, out=off)
+            q, k = np.unravel_index(int(np.argmax(off)), (T, T))
+            found.append((lay, h, int(q), int(k), float(off[q, k])))
     found.sort(key=lambda item: -item[4])  # stable: ties keep layer, head order
     return found[:count]
+
+
+def head_kinds(attentions, special):  # [L, H, T, T], [T] bool -> (position, resting) [L, H]
+    """For every head at once, what neighbour_head (at NEIGHBOUR_SHARE) and resting_head
+    say of it one by one: one argmax over all heads' word rows instead of one a row (a
+    510-token sentence: 72 heads x 510 rows of Python calls took 0.3 s).
+
+    Example: MiniLM on "the river bank": position[0, 2] -> True (L0 H2, previous-token).
+    """
+    special = np.asarray(special, dtype=bool)
+    words = np.flatnonzero(~special)  # [W] token positions of the words
+    top = attentions.argmax(axis=-1)[:, :, words]  # [L, H, W]: where each word looks most
+    position = np.zeros(attentions.shape[:2], dtype=bool)
+    for step, askers in ((-1, slice(1, None)), (1, slice(None, -1))):  # previous, next
+        if len(words[askers]):
+            hits = top[:, :, askers] == words[askers] + step  # [L, H, W - 1]
+            position |= hits.mean(axis=-1) >= NEIGHBOUR_SHARE
+    rest = special[top] | (top == words)  # [L, H, W]: on [CLS], [SEP] or itself
+    resting = (rest.mean(axis=-1) >= RESTING_SHARE) if len(words) else np.zeros_like(position)
+    return position, resting & ~position
 
 
 def content_heads(attentions, special, count=3, layer=None, head=None):
     # -> (top_heads(...) among the content heads, {"position": [(l, h)], "resting": [(l, h)]})
     """The `count` heads with the strongest word-to-other-word look, leaving out position
-    heads (neighbour_head at NEIGHBOUR_SHARE) and resting heads; also what was left out.
-    Example: for "the river bank" MiniLM's L0 H2 (previous-token) is left out, L0 H4
-    (bank -> river 0.788) stays."""
+    heads (neighbour_head at NEIGHBOUR_SHARE) and resting heads (head_kinds finds both);
+    also what was left out. Example: for "the river bank" MiniLM's L0 H2 (previous-token)
+    is left out, L0 H4 (bank -> river 0.788) stays."""
     L, H = attentions.shape[:2]
+    position, resting = head_kinds(attentions, special)
     left_out = {"position": [], "resting": []}
     kept = set()
     for lay in range(L) if layer is None else [layer]:
         for h in range(H) if head is None else [head]:
-            w = attentions[lay, h]
-            if neighbour_head(w, special, NEIGHBOUR_SHARE):
+            if position[lay, h]:
                 left_out["position"].append((lay, h))
-            elif resting_head(w, special):
+            elif resting[lay, h]:
                 left_out["resting"].append((lay, h))
             else:
                 kept.add((lay, h))

@@ -1,0 +1,55 @@
+"""real/head_search.py: the all-heads-at-once searches against the one-head-at-a-time
+definitions (neighbour_head, resting_head) and a plain masked copy, on random weights."""
+
+import numpy as np
+import pytest
+
+from attention_workshop.real.head_search import (
+    NEIGHBOUR_SHARE,
+    content_heads,
+    head_kinds,
+    neighbour_head,
+    off_self_weights,
+    resting_head,
+    top_heads,
+)
+
+
+def random_case(seed):  # -> [L, H, T, T] rows summing to 1, [T] bool
+    rng = np.random.default_rng(seed)
+    L, H, T = int(rng.integers(1, 4)), int(rng.integers(1, 5)), int(rng.integers(1, 9))
+    logits = rng.normal(size=(L, H, T, T)) * rng.choice([0.5, 4.0])  # soft and peaked heads
+    peaks = rng.integers(0, T, size=(L, H, T))  # some heads made to look at one place
+    logits[np.arange(L)[:, None, None], np.arange(H)[None, :, None], np.arange(T), peaks] += 6
+    weights = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
+    special = rng.random(T) < 0.3  # 0, 1 or several special tokens, anywhere
+    return weights.astype(np.float32), special.tolist()
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_head_kinds_is_each_heads_own_answer(seed):
+    weights, special = random_case(seed)
+    position, resting = head_kinds(weights, special)
+    for lay, h in np.ndindex(weights.shape[:2]):
+        w = weights[lay, h]
+        one_position = neighbour_head(w, special, NEIGHBOUR_SHARE) is not None
+        assert position[lay, h] == one_position
+        assert resting[lay, h] == (not one_position and resting_head(w, special))
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_top_heads_is_the_largest_masked_weight(seed):
+    weights, special = random_case(seed)
+    off = off_self_weights(weights, special)  # the whole masked copy
+    L, H, T, _ = weights.shape
+    expected = []
+    for lay, h in np.ndindex(L, H):
+        q, k = np.unravel_index(int(np.argmax(off[lay, h])), (T, T))
+        expected.append((lay, h, int(q), int(k), float(off[lay, h, q, k])))
+    expected.sort(key=lambda item: -item[4])
+    assert top_heads(weights, special, count=L * H) == expected
+    kept, left_out = content_heads(weights, special, count=L * H)
+    position, resting = head_kinds(weights, special)
+    assert sorted(left_out["position"]) == sorted(zip(*np.nonzero(position), strict=True))
+    assert sorted(left_out["resting"]) == sorted(zip(*np.nonzero(resting), strict=True))
+    assert [item for item in expected if not (position | resting)[item[:2]]] == kept
