@@ -9,7 +9,7 @@ import shutil
 
 import numpy as np
 import pytest
-from real_folder import write_folder
+from real_folder import WORDS, write_folder
 
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real import load_model
@@ -200,3 +200,18 @@ def test_a_nan_in_a_tensor_the_model_does_not_read_is_no_damage(tmp_path):
     tensors["lm_head.unused"] = np.array([1.0, np.nan], np.float32)
     safetensors_numpy.save_file(tensors, str(folder / "model.safetensors"))
     assert np.isfinite(load_model(folder).run("the river bank").attentions).all()
+
+
+@pytest.mark.parametrize("family", ["gpt2", "bert"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_damaged_table_row_is_refused_when_a_sentence_reads_it(tmp_path, family, dtype):
+    # the table is not summed at load: its rows are checked as a forward reads them
+    folder = write_folder(tmp_path / "m", family)
+    name = {"gpt2": "wte.weight", "bert": "embeddings.word_embeddings.weight"}[family]
+    tensors = safetensors_numpy.load_file(str(folder / "model.safetensors"))
+    tensors[name][WORDS.index("money"), 5] = np.nan
+    safetensors_numpy.save_file(tensors, str(folder / "model.safetensors"))
+    model = load_model(folder, dtype=dtype)
+    assert np.isfinite(model.run("the river bank").attentions).all()  # no "money" in it
+    with pytest.raises(WorkshopError, match=rf"tensor '{name}' in .* holds NaN or infinity"):
+        model.run("the money bank")

@@ -107,10 +107,15 @@ def test_one_array_holds_every_tensor_of_one_dtype(tmp_path, dtype):
     arrays = {name: rng.normal(size=shape).astype(dtype)
               for name, shape in {"a": (2, 3), "b": (4,), "c": (3, 1, 2)}.items()}
     got = tensors(stored(tmp_path, arrays))
-    whole = as_one_array(got)
+    (whole,) = as_one_array(got)
     assert whole.dtype == np.dtype(dtype) and whole.size == 6 + 4 + 6
     np.testing.assert_array_equal(np.sort(whole), np.sort(np.concatenate(
         [a.ravel() for a in arrays.values()])))  # each tensor's numbers, none other
+    for left in ("a", "b", "c"):  # first, middle or last in the file: the others' numbers
+        pieces = as_one_array(got, leave_out=[got[left].array])
+        np.testing.assert_array_equal(np.sort(np.concatenate(pieces)), np.sort(np.concatenate(
+            [a.ravel() for name, a in arrays.items() if name != left])))
+    assert as_one_array(got, leave_out=[got[n].array for n in "abc"]) == []
 
 
 @pytest.mark.parametrize("arrays", [

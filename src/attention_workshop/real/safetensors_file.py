@@ -55,17 +55,27 @@ class Tensors(dict):
         self.data = data
 
 
-def as_one_array(stored):  # Tensors -> the data as one array of the tensors' dtype, or None
-    """If every tensor has the same numpy float dtype, the bytes after the header as one
-    [elements] array of it: a tensor is a slice of it (a file holding bytes beyond its
-    tensors shows them too). Example: two F32 tensors of 6 and 4 numbers -> [10] float32."""
+def as_one_array(stored, leave_out=()):
+    # Tensors, arrays among its tensors -> [arrays]: the data in the tensors' dtype, or None
+    """If every tensor has the same numpy float dtype, the bytes after the header read as
+    that dtype, in one array, or in the pieces around the tensors left out: a tensor is a
+    slice of it (a file holding bytes beyond its tensors shows them too). Example: F32
+    tensors a (6 numbers), b (4), c (2), leave_out [b] -> [a's 6, c's 2]."""
     codes = {s.dtype for s in stored.values()}
     if len(codes) != 1 or codes & {"BF16"} or not codes <= set(DTYPES):
         return None
     dtype = np.dtype(DTYPES[codes.pop()])
     if dtype.kind != "f" or len(stored.data) % dtype.itemsize:
         return None
-    return stored.data.view(dtype)
+    whole = stored.data.view(dtype)
+    start = whole.__array_interface__["data"][0]
+    cuts = sorted(((part.__array_interface__["data"][0] - start) // dtype.itemsize, part.size)
+                  for part in leave_out)  # [(first element, count)]
+    pieces, at = [], 0
+    for first, count in cuts:
+        pieces.append(whole[at:first])
+        at = first + count
+    return [piece for piece in [*pieces, whole[at:]] if piece.size]
 
 
 def view(data, start, name, entry):  # mmap, data offset, str, header entry -> Stored
