@@ -1,10 +1,9 @@
 """explore's views: every registered --format renders, and a new view is one file + one line."""
 
-import subprocess
-import sys
 
 import pytest
 from explore_reference import ref_heads
+from fresh import fresh_python
 
 from attention_workshop import cli
 from attention_workshop.embeddings import EMBED
@@ -47,6 +46,4 @@ def test_building_the_command_line_imports_no_numpy():
     """`attention-workshop --help` stays quick: the registry imports no view and no numpy."""
     code = ("import sys; from attention_workshop import cli; cli.build_parser(); "
             "print('numpy' in sys.modules)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True, timeout=60)
-    assert done.stdout.strip() == "False"
+    assert fresh_python(code) == "False"

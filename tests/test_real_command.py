@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+from fresh import fresh_python
 
 from attention_workshop import cli
 from attention_workshop.real import catalog
@@ -139,6 +140,4 @@ def test_a_commands_own_parser_reads_its_line_as_the_full_one(argv):
 def test_a_real_run_imports_no_other_commands_module():
     code = ("import sys; from attention_workshop import cli; cli.build_parser('real'); "
             "print(sorted(m for m in sys.modules if m.startswith('attention_workshop.commands.')))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True, timeout=60)
-    assert done.stdout.strip() == "['attention_workshop.commands.real']"
+    assert fresh_python(code) == "['attention_workshop.commands.real']"

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from fresh import fresh_python
 
 from attention_workshop import cli, files
 from attention_workshop.modules import module2
@@ -89,9 +90,7 @@ def test_help_does_not_import_heavy_packages():
     code = ("import sys; from attention_workshop import cli; cli.build_parser(); "
             "heavy = [m for m in ('numpy', 'matplotlib', 'torch', 'safetensors', 'tokenizers') "
             "if m in sys.modules]; print(heavy)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True, env={**os.environ})
-    assert done.stdout.strip() == "[]"
+    assert fresh_python(code) == "[]"
 
 
 def test_the_script_leaves_its_objects_to_the_exit(tmp_path):
@@ -113,9 +112,7 @@ def test_figure_files_are_imported_in_a_thread_while_the_modules_compute():
             "before = 'matplotlib' in sys.modules; thread = figures.preload(); "
             "thread.join(); print(before, thread is not threading.main_thread(), "
             "all(f'attention_workshop.figures.{n}' in sys.modules for n in figures.FILES))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
-    assert done.stdout.split() == ["False", "True", "True"]
+    assert fresh_python(code).split() == ["False", "True", "True"]
 
 
 def test_failed_run_writes_no_figures_and_leaves_no_staging(tmp_path, monkeypatch):
