@@ -98,14 +98,14 @@ class MatrixView {
     values.forEach((row, i) => row.forEach((v, j) => {
       const td = this.cells[i][j];
       if (mask && !mask[i][j]) {
-        td.textContent = "\u2013"; td.className = "masked"; td.style.backgroundColor = "";
+        text(td, "\u2013"); setClass(td, "masked"); td.style.backgroundColor = "";
         td.style.color = "";
         return;
       }
-      const text = hideNumbers ? "" : fixed(v, digits);
-      if (text.length + 2 > this.widths[j + 1]) { this.widths[j + 1] = text.length + 2; grown = true; }
-      td.textContent = text;
-      td.className = hideNumbers ? "small" : "";
+      const shown = hideNumbers ? "" : fixed(v, digits);
+      if (shown.length + 2 > this.widths[j + 1]) { this.widths[j + 1] = shown.length + 2; grown = true; }
+      text(td, shown);  // an unchanged cell is left alone: no new text to lay out
+      setClass(td, hideNumbers ? "small" : "");
       if (this.options.heat) heat(td, v, top);
     }));
     if (grown) this.size();
@@ -162,6 +162,9 @@ function bars(container, items, lo, hi, colour) {
 // Set an element's text only when it changes (no needless layout), or a list's items.
 function text(element, value) {
   if (element.textContent !== value) element.textContent = value;
+}
+function setClass(element, value) {
+  if (element.className !== value) element.className = value;
 }
 
 function listItems(list, texts) {
