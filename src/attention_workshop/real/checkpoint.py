@@ -88,13 +88,6 @@ def config_from_dict(raw, where="config.json"):  # dict -> ModelConfig, every va
     return config
 
 
-def load_weights(path, cfg, dtype="float32"):  # Path, ModelConfig -> {name: array}
-    """read_weights, then its check for NaN and infinity."""
-    weights, check = read_weights(path, cfg, dtype)
-    check()
-    return weights
-
-
 def read_weights(path, cfg, dtype="float32"):  # Path, ModelConfig -> ({name: array}, check)
     """Read exactly the tensors the family's forward pass needs, by their checkpoint names.
 

@@ -1,6 +1,6 @@
 """The model families this package runs: config.json's model_type -> the file that runs it.
 
-Config reading (checkpoint.read_config), weight loading (checkpoint.load_weights) and
+Config reading (checkpoint.read_config), weight loading (checkpoint.read_weights) and
 the forward pass (model.Model.run) all look a family up here, and the `real --model`
 help lists these names. Adding a family (say a LLaMA-style decoder) is one new file
 beside bert.py and gpt2.py, plus its line below.
