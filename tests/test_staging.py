@@ -55,6 +55,19 @@ def test_another_commands_set_is_its_own(out):
     assert manifest.read(out) == {"run": sorted(OLD), "real": []}
 
 
+def test_a_file_another_commands_set_also_holds_is_kept(out):
+    # `explorer --out D` wrote explorer.html, which `run`'s old set lists too: a
+    # `run --no-figures` that no longer writes it must not remove the explorer's page
+    write_set(out, {**OLD, "explorer.html": b"run's page"})
+    write_set(out, {"explorer.html": b"the explorer command's page"}, "explorer")
+    stage = write_set(out, NEW)
+    assert tree(out)["explorer.html"] == b"the explorer command's page"
+    assert stage.removed == [out / "b.png"]
+    assert manifest.read(out) == {"run": sorted(NEW), "explorer": ["explorer.html"]}
+    write_set(out, {}, "explorer")  # now no set holds it: the explorer's next set removes it
+    assert "explorer.html" not in tree(out)
+
+
 def test_a_first_run_that_fails_leaves_no_folder(tmp_path):
     with pytest.raises(RuntimeError), staging.staged(tmp_path / "new", "run") as stage:
         write_atomic(stage.path / "results.log", "half")

@@ -115,7 +115,9 @@ def commit(stage, todo=OUT_TODO):
     names = set_names(stage.path)
     with interrupts.held() as caught, _locked(folder):
         sets = manifest.read(folder)
-        stale = [n for n in sets.get(stage.command, []) if n not in names
+        others = {n for command, listed in sets.items() if command != stage.command
+                  for n in listed}  # a file another command's set holds too stays
+        stale = [n for n in sets.get(stage.command, []) if n not in names and n not in others
                  and os.path.lexists(folder / n) and not _is_folder(folder / n)]
         _set_aside(folder, stage.path, names + stale, todo)
         manifest.write(stage.path, {**sets, stage.command: names})
