@@ -53,7 +53,10 @@ def stacked(*parts):  # arrays [n_i, ...] -> np.concatenate(parts), made once wh
     Example: stacked(a, b) is stacked(a, b) -> True; np.array_equal(stacked(a, b),
     np.concatenate([a, b])) -> True.
     """
-    key = tuple(id(part) for part in parts)
+    key = tuple(map(id, parts))
+    found = _stacks.get(key)  # a dict read needs no lock: the common case, ~96 a forward
+    if found is not None and all(map(_alive_as, found[0], parts)):
+        return found[1]
     with _lock:
         refs, stack = _stacks.get(key, ((), None))
         if stack is None or any(ref() is not part for ref, part in zip(refs, parts, strict=True)):
@@ -62,6 +65,10 @@ def stacked(*parts):  # arrays [n_i, ...] -> np.concatenate(parts), made once wh
             stack = np.concatenate(parts)
             _stacks[key] = (tuple(weakref.ref(part) for part in parts), stack)
         return stack
+
+
+def _alive_as(ref, part):  # weak ref, array -> True if ref still points at that very array
+    return ref() is part
 
 
 def resident(array):  # array -> an in-memory copy of it, made once while it lives

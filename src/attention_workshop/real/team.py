@@ -46,6 +46,9 @@ class Team:
 
     def run(self, *stages):
         for stage in stages:
+            if self.n == 1:  # one thread: the whole, with nothing to cut (~0.4 ms a forward)
+                stage.fn(slice(0, stage.n))
+                continue
             pieces = parts(stage.n, self.n, stage.grain)
             busy = self.workers[:len(pieces) - 1]
             for worker, piece in zip(busy, pieces[1:], strict=True):
