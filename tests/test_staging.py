@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 from folders import tree
@@ -203,6 +204,33 @@ def test_a_stage_whose_writer_still_runs_is_left_alone(out):
         holder.communicate("")
     staging.recover(out)  # its writer is gone: now it goes
     assert not live.exists()
+
+
+def test_a_stage_just_made_is_never_taken_for_a_killed_runs(out, monkeypatch):
+    """Two runs into one folder: the other run cleans up (recover) while this one has just
+    made its stage. The stage is made and locked under the folder's lock, so the other run
+    waits, then finds it locked and leaves it (it used to remove it: FileNotFoundError)."""
+    made = staging.tempfile.mkdtemp
+    other = []
+
+    def mkdtemp(**kw):  # the other run starts its cleanup right after this stage is made
+        path = made(**kw)
+        code = ("import sys\nfrom pathlib import Path\nfrom attention_workshop import staging\n"
+                "folder = Path(sys.argv[1])\nprint('ready', flush=True)\n"
+                "with staging._locked(folder):\n    staging.recover(folder)\n"
+                "print('recovered', flush=True)\n")
+        proc = subprocess.Popen([sys.executable, "-c", code, str(out)], stdout=subprocess.PIPE,
+                                text=True)
+        assert proc.stdout.readline() == "ready\n"
+        time.sleep(0.3)  # time enough to remove an unlocked stage
+        other.append(proc)
+        return path
+
+    monkeypatch.setattr(staging.tempfile, "mkdtemp", mkdtemp)
+    stage = write_set(out, NEW)
+    out_text, _ = other[0].communicate(timeout=60)
+    assert out_text == "recovered\n" and other[0].returncode == 0
+    assert stage.committed and tree(out)["results.log"] == NEW["results.log"]
 
 
 def test_a_damaged_file_list_is_taken_as_empty(out):

@@ -70,14 +70,15 @@ def staged(folder, command, todo=OUT_TODO):  # -> Stage
         with interrupts.held() as caught:  # an interrupt takes effect once the stage is locked
             try:
                 folder.mkdir(parents=True, exist_ok=True)
-                with _locked(folder):
-                    recover(folder)
-                path = Path(tempfile.mkdtemp(dir=folder, prefix=NEW))
+                with _locked(folder):  # made and locked under the folder's lock: another
+                    recover(folder)  # run's recover (also under it) never sees it unlocked
+                    path = Path(tempfile.mkdtemp(dir=folder, prefix=NEW))
+                    lock = _hold_lock(path)  # later runs keep off
             except OSError as exc:
                 if os.path.lexists(folder) and not folder.is_dir():  # a file, a link to nothing
                     exc = OSError(exc.errno, "it exists and is not a folder")
                 raise cannot_write_folder(folder, exc, todo) from None
-            stage = Stage(folder, path, command, lock=_hold_lock(path))  # later runs keep off
+            stage = Stage(folder, path, command, lock=lock)
         if caught:
             raise Interrupted(caught[0])
         try:
