@@ -5,7 +5,7 @@ read back as text against the engine's numbers (`explore --format json`, log lin
 
 import numpy as np
 from browser import cells, open_page, shown, shown_matrix
-from explore_cli import explore_json
+from explore_cli import explore_json, own_files
 
 from attention_workshop.attention import softmax
 from attention_workshop.embeddings import EMBED, SENT_MONEY, SENT_RIVER
@@ -153,4 +153,56 @@ def test_scaling_panel(browser, page_file, tmp_path):
                           ("#s5-divided", softmax(scores / np.sqrt(128)))):
         texts = page.eval_on_selector_all(f"{box} .value", "vs => vs.map(v => v.textContent)")
         assert texts == [shown(v) for v in expected]
+    assert not opened.errors
+
+
+HERON = {"heron": [0.8, 0.0, 0.4, 0.1], "loan": [0.0, 0.9, 0.2, 0.0]}  # a learner's words
+MY_WQ = [[0.5, 0.0], [0.0, 1.0], [1.0, 0.5], [0.0, 0.0]]
+MY_WV = [[1.0, 0.0, 0.0, 0.0], [0.0, 2.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 0.5]]
+
+
+def test_the_page_starts_with_the_learners_words_and_wiring(browser, tmp_path):
+    from attention_workshop import cli
+
+    sentence = "the heron by the loan bank"
+    argv = ["explorer", sentence, "--out", str(tmp_path / "out"), "--no-real",
+            *own_files(tmp_path, HERON, False, MY_WQ, None, MY_WV)]
+    assert cli.main(argv) == 0
+    opened = open_page(browser, tmp_path / "out" / "explorer.html")
+    page = opened.page
+    ref = explore_json(sentence, w_q=MY_WQ, w_v=MY_WV, table=HERON)  # explore's own numbers
+    assert cells(page, "#m1-X") == shown_matrix([HERON.get(w, EMBED.get(w)) for w in ref["tokens"]])
+    assert cells(page, "#m1-weights") == shown_matrix(ref["raw"]["weights"])
+    for table, key in (("Q", "queries"), ("weights", "weights"), ("V", "values"),
+                       ("outputs", "outputs")):
+        assert cells(page, f"#m2-{table}") == shown_matrix(ref["wired"][key]), key
+    assert wiring_on_page(page, "W_Q", 4, 2) == MY_WQ
+    assert page.text_content("#lesson-wiring") == "your wiring"
+    page.click("#zero-wiring")
+    page.click("#lesson-wiring")  # brings back the learner's W_Q and W_V, not the lesson's
+    assert wiring_on_page(page, "W_Q", 4, 2) == MY_WQ and wiring_on_page(page, "W_V", 4, 4) == MY_WV
+    assert cells(page, "#m2-outputs") == shown_matrix(ref["wired"]["outputs"])
+    assert not opened.errors
+
+
+def test_a_table_of_other_axes_and_one_channel_works_too(browser, tmp_path):
+    from attention_workshop import cli
+
+    table = {"heron": [0.8, 0.0, 0.4], "the": [0.0, 0.0, 1.0], "pond": [1.0, 0.2, 0.0]}
+    w_q, w_k = [[1.0], [0.0], [0.5]], [[0.0], [1.0], [0.2]]  # 3 axes, 1 channel
+    sentence = "the heron the pond"
+    argv = ["explorer", sentence, "--word", "pond", "--out", str(tmp_path / "out"), "--no-real",
+            *own_files(tmp_path, table, True, w_q, w_k)]
+    assert cli.main(argv) == 0
+    opened = open_page(browser, tmp_path / "out" / "explorer.html")
+    page = opened.page
+    ref = explore_json(sentence, w_q=w_q, w_k=w_k, table=table, replace=True)
+    assert cells(page, "#m1-X") == shown_matrix([table[w] for w in ref["tokens"]])
+    assert cells(page, "#m1-weights") == shown_matrix(ref["raw"]["weights"])
+    for name, key in (("Q", "queries"), ("K", "keys"), ("weights", "weights"),
+                      ("outputs", "outputs")):
+        assert cells(page, f"#m2-{name}") == shown_matrix(ref["wired"][key]), name
+    page.fill('input[data-cell="W_Q:2:0"]', "2")  # the learner moves their own wiring
+    moved = explore_json(sentence, w_q=[[1.0], [0.0], [2.0]], w_k=w_k, table=table, replace=True)
+    assert cells(page, "#m2-weights") == shown_matrix(moved["wired"]["weights"])
     assert not opened.errors

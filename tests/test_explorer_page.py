@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 import pytest
+from explore_cli import own_files
 
 from attention_workshop import cli
 from attention_workshop.figures.explorer import explorer_data, explorer_html
@@ -98,6 +99,41 @@ def test_command_bad_sentence_is_one_line_exit_2_and_writes_nothing(argv, messag
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("own", "message"), [
+    ({"replace": True}, "--replace-table needs --table FILE"),
+    ({"table": {"heron": [0.8, 0.0, 0.4]}}, "its 3 columns are not the built-in table's"),
+    ({"table": {"heron": [0.8, 0.0, 0.4, 0.1]}, "w_q": [[1.0, 0.0]] * 3}, "W_Q"),  # 3 rows, 4 axes
+    ({"table": {"heron": [0.8, 0.0, 0.4, 0.1]}, "replace": True},
+     "'the', 'bank' are not in the table"),
+])
+def test_command_bad_own_files_are_one_line_exit_2_and_write_nothing(own, message, tmp_path,
+                                                                      capsys):
+    argv = ["explorer", "the heron bank", "--out", str(tmp_path / "out"), "--no-real"]
+    if "replace" in own and "table" not in own:
+        argv.append("--replace-table")
+    argv += own_files(tmp_path, own.get("table"), own.get("replace", False), own.get("w_q"))
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and "Traceback" not in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_command_embeds_the_learners_table_and_wiring(tmp_path, capsys):
+    table = {"heron": [0.8, 0.0, 0.4], "the": [0.0, 0.0, 1.0], "pond": [1.0, 0.2, 0.0]}
+    w_q, w_k = [[1.0], [0.0], [0.5]], [[0.0], [1.0], [0.2]]  # 3 axes, 1 channel
+    argv = ["explorer", "the heron pond", "--word", "heron", "--out", str(tmp_path / "out"),
+            "--no-real", *own_files(tmp_path, table, True, w_q, w_k)]
+    assert cli.main(argv) == 0
+    data = embedded((tmp_path / "out" / "explorer.html").read_text())
+    assert data["table"] == {"axes": ["axis1", "axis2", "axis3"],
+                             "words": [[w, row] for w, row in table.items()]}
+    assert data["wiring"] == {"channels": ["channel1"], "w_q": w_q, "w_k": w_k, "w_v": None,
+                              "name": "your wiring", "lesson": False}
+    assert data["start"] == {"sentence": "the heron pond", "word": "heron"}
+    default = embedded(explorer_html(explorer_data(scaling_experiment())))
+    assert default["wiring"]["name"] == "the lesson's wiring" and default["wiring"]["lesson"]
 
 
 def test_command_unwritable_folder_is_one_line_exit_2(tmp_path, capsys):

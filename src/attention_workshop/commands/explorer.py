@@ -2,6 +2,7 @@
 
 import sys
 
+from attention_workshop.commands.explore import add_own_files, own_files
 from attention_workshop.files import DEFAULT_OUT
 
 HELP = ("write explorer.html: one offline page to build sentences, move W_Q, W_K and W_V, and "
@@ -19,6 +20,7 @@ def add_arguments(parser):
                         help="folder to write explorer.html into (default: %(default)s)")
     parser.add_argument("--no-real", action="store_true",
                         help="leave out Module 3 (the real model's heads)")
+    add_own_files(parser)  # the page starts with the learner's words and wiring
 
 
 def real_section(sentence):  # MiniLM on the lesson sentences and `sentence`, as Module 3 runs it
@@ -34,12 +36,14 @@ def real_section(sentence):  # MiniLM on the lesson sentences and `sentence`, as
 
 def main(args):
     from attention_workshop.errors import WorkshopError
-    from attention_workshop.explore import explore
+    from attention_workshop.explore import Options, explore
     from attention_workshop.figures.explorer import explorer_data, write_explorer
     from attention_workshop.modules.module2 import scaling_experiment
     from attention_workshop.staging import staged
 
-    sentence = " ".join(explore(args.sentence).tokens)  # an unknown word stops here
+    own = own_files(args)  # (table, W_Q, W_K, W_V): each file read and checked
+    table, w_q, w_k, w_v = own  # an unknown word, or a wiring that does not fit, stops here:
+    sentence = " ".join(explore(args.sentence, table, w_q, w_k, Options(w_v=w_v)).tokens)
     with staged(args.out, "explorer") as stage:  # the folder is checked before the model loads
         real = None
         if not args.no_real:
@@ -47,7 +51,7 @@ def main(args):
                 real = real_section(sentence)
             except WorkshopError as exc:  # no model here: the page still teaches Modules 1-2
                 print(f"attention-workshop: note: leaving out Module 3 ({exc})", file=sys.stderr)
-        data = explorer_data(scaling_experiment(), real, sentence, args.word.lower())
+        data = explorer_data(scaling_experiment(), real, sentence, args.word.lower(), own)
         path = write_explorer(stage.path, data)
     print(f"wrote {stage.final(path)}: open it in any browser (double-click it); it needs no "
           "network, so you can also copy it to any web host")

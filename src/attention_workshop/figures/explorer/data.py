@@ -8,8 +8,7 @@ model's weights are the run's own, at full precision.
 
 import numpy as np
 
-from attention_workshop.attention import W_K_WIRED, W_Q_WIRED
-from attention_workshop.embeddings import AXES, EMBED, SENT_MONEY, SENT_RIVER
+from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
 
 TITLE = "attention-workshop explorer"
 EXTRA_DIMS = (1, 2, 8, 32, 128)  # the slider's widths beyond the lesson's 4, 16, 64, 256
@@ -18,12 +17,27 @@ EXAMPLE_SEED = 2  # one example row (a query against 8 keys) per width
 CHANNELS = ("topic", "place")
 
 
-def toy_data(sentence=SENT_RIVER, word="bank"):  # -> the table, the wiring, where to start
-    """Example: toy_data()["table"]["words"][0] -> ["the", [0.0, 0.0, 0.0, 1.0]]."""
-    return {"table": {"axes": list(AXES),
-                      "words": [[w, row.tolist()] for w, row in EMBED.items()]},
-            "wiring": {"channels": list(CHANNELS), "w_q": W_Q_WIRED.tolist(),
-                       "w_k": W_K_WIRED.tolist()},
+def toy_data(sentence=SENT_RIVER, word="bank", own=(None, None, None, None)):
+    # -> the table, the wiring the page starts with, where to start; own: explore's
+    # (Table, W_Q, W_K, W_V) from the learner's files (tables.py), None for the built-in ones
+    """Example: toy_data()["table"]["words"][0] -> ["the", [0.0, 0.0, 0.0, 1.0]];
+    toy_data()["wiring"]["name"] -> "the lesson's wiring" (with a W_Q of one's own: "your
+    wiring", and the page's reset button says so)."""
+    from attention_workshop.explore.tables import builtin_table, builtin_wiring
+
+    table, own_q, own_k, w_v = own
+    table = table or builtin_table()
+    lesson_q, lesson_k = builtin_wiring()
+    w_q, w_k = own_q or lesson_q, own_k or lesson_k
+    lesson = own_q is None and own_k is None and w_v is None
+    return {"table": {"axes": list(table.axes),
+                      "words": [[w, np.asarray(row, float).tolist()]
+                                for w, row in table.words.items()]},
+            "wiring": {"channels": list(w_q.channels), "w_q": w_q.matrix.tolist(),
+                       "w_k": w_k.matrix.tolist(),
+                       "w_v": None if w_v is None else w_v.matrix.tolist(),
+                       "name": "the lesson's wiring" if lesson else "your wiring",
+                       "lesson": lesson},
             "lesson": {"sentences": [SENT_RIVER, SENT_MONEY], "word": "bank"},
             "start": {"sentence": sentence, "word": word}}
 
@@ -74,6 +88,7 @@ def model_runs(model, sentences, done=None):  # Model, [str] -> {sentence: RunRe
     return {s: done[s] if s in done else model.run(s) for s in order}
 
 
-def explorer_data(scaling, real=None, sentence=SENT_RIVER, word="bank"):  # -> the page's data
-    return {"title": TITLE, **toy_data(sentence, word), "s5": scaling_data(scaling),
+def explorer_data(scaling, real=None, sentence=SENT_RIVER, word="bank", own=(None,) * 4):
+    # -> the page's data; own: the learner's (Table, W_Q, W_K, W_V), see toy_data
+    return {"title": TITLE, **toy_data(sentence, word, own), "s5": scaling_data(scaling),
             "real": real}

@@ -9,7 +9,8 @@ function start() {
   if (!startTokens.length) startTokens = words(DATA.lesson.sentences[0]);
   const state = {
     tokens: startTokens, follow: followIndex(startTokens, DATA.start.word),
-    wq: copy(DATA.wiring.w_q), wk: copy(DATA.wiring.w_k), wv: null, scale: true, causal: false,
+    wq: copy(DATA.wiring.w_q), wk: copy(DATA.wiring.w_k),
+    wv: DATA.wiring.w_v ? copy(DATA.wiring.w_v) : null, scale: true, causal: false,
     pins: DATA.lesson.sentences.slice(), real: {layer: 0, head: 0},
   };
   const ctx = {data: DATA, table, axes: DATA.table.axes, state, current: null};

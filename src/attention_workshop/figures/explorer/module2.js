@@ -26,15 +26,19 @@ function buildModule2(ctx) {
   const dk = h("p", {class: "hint", id: "dk-line"});
   body.append(
     h("div", {class: "editors"}, ...editors.map(e => e.element)),
-    h("p", {class: "hint"}, "A row is an axis of the table, a column a channel. In the lesson's " +
-      "wiring, W_Q[place, topic] = 2: a word's place-ness asks for topic; W_K[water, topic] = " +
-      "1: its water-ness answers on topic. Drag a slider, use the arrow keys on it, or type."),
+    h("p", {class: "hint"}, "A row is an axis of the table, a column a channel. " +
+      (ctx.data.wiring.lesson ? "In the lesson's wiring, W_Q[place, topic] = 2: a word's " +
+        "place-ness asks for topic; W_K[water, topic] = 1: its water-ness answers on topic. "
+        : "The page starts with your wiring; the button below brings it back. ") +
+      "Drag a slider, use the arrow keys on it, or type."),
     h("details", {class: "wv"}, h("summary", {}, "W_V, the values (identity: each word hands " +
       "over its own row, so outputs stay on the named axes)"), wv.element),
     h("div", {class: "row"},
-      h("button", {type: "button", id: "lesson-wiring", onclick: () => {
-        st.wq = copy(ctx.data.wiring.w_q); st.wk = copy(ctx.data.wiring.w_k); refresh();
-      }}, "the lesson's wiring"),
+      h("button", {type: "button", id: "lesson-wiring", onclick: () => {  // the page's start
+        const start = ctx.data.wiring;
+        st.wq = copy(start.w_q); st.wk = copy(start.w_k); st.wv = start.w_v ? copy(start.w_v) : null;
+        refresh();
+      }}, ctx.data.wiring.name),
       h("button", {type: "button", id: "zero-wiring", onclick: () => {
         st.wq = st.wq.map(r => r.map(() => 0)); st.wk = st.wk.map(r => r.map(() => 0)); refresh();
       }}, "all zero"),
