@@ -14,7 +14,6 @@ TITLE = "attention-workshop explorer"
 EXTRA_DIMS = (1, 2, 8, 32, 128)  # the slider's widths beyond the lesson's 4, 16, 64, 256
 EXTRA_SEED = 1
 EXAMPLE_SEED = 2  # one example row (a query against 8 keys) per width
-CHANNELS = ("topic", "place")
 
 
 def toy_data(sentence=SENT_RIVER, word="bank", own=(None, None, None, None)):
