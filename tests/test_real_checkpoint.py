@@ -168,6 +168,7 @@ def test_each_known_tokenizers_highest_id_is_its_own():
         pytest.skip(f"MiniLM's weights are not installed ({MINILM_INSTALL})")
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     vocab = load_tokenizer(path).get_vocab(with_added_tokens=True)  # every token, from the file
+    assert digest in HIGHEST_ID, "MiniLM's tokenizer.json is not the pinned one: list its digest"
     assert HIGHEST_ID[digest] == max(vocab.values()) == len(vocab) - 1 == 30521
 
 
