@@ -1,18 +1,34 @@
 """real/head_search.py: the all-heads-at-once searches against the one-head-at-a-time
-definitions (neighbour_head, resting_head) and a plain masked copy, on random weights."""
+definitions, written here row by row in plain Python, and a plain masked copy, on random
+weights."""
 
 import numpy as np
 import pytest
 
 from attention_workshop.real.head_search import (
     NEIGHBOUR_SHARE,
+    RESTING_SHARE,
     content_heads,
     head_kinds,
     neighbour_head,
     off_self_weights,
-    resting_head,
     top_heads,
 )
+
+
+def one_by_one(weights, special, share):  # [T, T] -> "previous" | "next" | None, row by row
+    words = [i for i, s in enumerate(special) if not s]
+    for kind, step, askers in (("previous", -1, words[1:]), ("next", 1, words[:-1])):
+        if askers and np.mean([int(np.argmax(weights[i])) == i + step for i in askers]) >= share:
+            return kind
+    return None
+
+
+def resting_one_by_one(weights, special):  # [T, T] -> True if 75% of the words rest
+    words = [i for i, s in enumerate(special) if not s]
+    rest = [special[int(np.argmax(weights[i]))] or int(np.argmax(weights[i])) == i
+            for i in words]
+    return bool(words) and float(np.mean(rest)) >= RESTING_SHARE
 
 
 def random_case(seed):  # -> [L, H, T, T] rows summing to 1, [T] bool
@@ -32,9 +48,11 @@ def test_head_kinds_is_each_heads_own_answer(seed):
     position, resting = head_kinds(weights, special)
     for lay, h in np.ndindex(weights.shape[:2]):
         w = weights[lay, h]
-        one_position = neighbour_head(w, special, NEIGHBOUR_SHARE) is not None
+        for share in (NEIGHBOUR_SHARE, 1.0, 0.5):
+            assert neighbour_head(w, special, share) == one_by_one(w, special, share)
+        one_position = one_by_one(w, special, NEIGHBOUR_SHARE) is not None
         assert position[lay, h] == one_position
-        assert resting[lay, h] == (not one_position and resting_head(w, special))
+        assert resting[lay, h] == (not one_position and resting_one_by_one(w, special))
 
 
 @pytest.mark.parametrize("seed", range(300))

@@ -22,23 +22,35 @@ def off_self_weights(attentions, special):  # [L, H, T, T], [T] bool -> [L, H, T
     return np.where(cells, attentions, 0.0)
 
 
+def word_looks(attentions, special):
+    # [..., T, T], [T] bool -> (top [..., W]: where each word looks most, words [W]: their
+    # token positions, special [T] bool)
+    special = np.asarray(special, dtype=bool)
+    words = np.flatnonzero(~special)
+    return attentions.argmax(axis=-1)[..., words], words, special
+
+
+def neighbour_shares(top, words):  # word_looks' top [..., W] and words -> [(kind, share [...])]
+    """For 'previous' (the words after the first) and 'next' (the words before the last), the
+    share of them whose largest weight is on the token just before / after them; a kind with
+    no such words (one word) is left out. Example: top [0, 1] for words [1, 2] (river -> the,
+    bank -> river) -> [('previous', 1.0), ('next', 0.0)]."""
+    shares = []
+    for kind, step, askers in (("previous", -1, slice(1, None)), ("next", 1, slice(None, -1))):
+        if len(words[askers]):
+            shares.append((kind, (top[..., askers] == words[askers] + step).mean(axis=-1)))
+    return shares
+
+
 def neighbour_head(weights, special, share=1.0):  # [T, T], [T] bool -> "previous"|"next"|None
     """'previous' if at least `share` of the words after the first put their largest weight on
     the word just before them; 'next' likewise for the word just after. Example: MiniLM's
     L0 H2 on "the river bank" -> 'previous' (river -> the, bank -> river)."""
-    words = [i for i, s in enumerate(special) if not s]
-    for kind, step, askers in (("previous", -1, words[1:]), ("next", 1, words[:-1])):
-        if askers and np.mean([int(np.argmax(weights[i])) == i + step for i in askers]) >= share:
+    top, words, _ = word_looks(weights, special)
+    for kind, hits in neighbour_shares(top, words):
+        if hits >= share:
             return kind
     return None
-
-
-def resting_head(weights, special, share=RESTING_SHARE):  # [T, T], [T] bool -> bool
-    """True if at least `share` of the words look most at [CLS], [SEP] or themselves."""
-    words = [i for i, s in enumerate(special) if not s]
-    rest = [special[int(np.argmax(weights[i]))] or int(np.argmax(weights[i])) == i
-            for i in words]
-    return bool(words) and float(np.mean(rest)) >= share
 
 
 def top_heads(attentions, special, count=3, layer=None, head=None, among=None):
@@ -68,20 +80,17 @@ def top_heads(attentions, special, count=3, layer=None, head=None, among=None):
 
 
 def head_kinds(attentions, special):  # [L, H, T, T], [T] bool -> (position, resting) [L, H]
-    """For every head at once, what neighbour_head (at NEIGHBOUR_SHARE) and resting_head
-    say of it one by one: one argmax over all heads' word rows instead of one a row (a
-    510-token sentence: 72 heads x 510 rows of Python calls took 0.3 s).
+    """For every head at once: position heads (neighbour_head at NEIGHBOUR_SHARE) and, of the
+    others, resting heads (at least RESTING_SHARE of the words look most at [CLS], [SEP] or
+    themselves). One argmax over all heads' rows, not one a row (a 510-token sentence:
+    72 heads x 510 rows of Python calls took 0.3 s).
 
     Example: MiniLM on "the river bank": position[0, 2] -> True (L0 H2, previous-token).
     """
-    special = np.asarray(special, dtype=bool)
-    words = np.flatnonzero(~special)  # [W] token positions of the words
-    top = attentions.argmax(axis=-1)[:, :, words]  # [L, H, W]: where each word looks most
+    top, words, special = word_looks(attentions, special)  # top [L, H, W]
     position = np.zeros(attentions.shape[:2], dtype=bool)
-    for step, askers in ((-1, slice(1, None)), (1, slice(None, -1))):  # previous, next
-        if len(words[askers]):
-            hits = top[:, :, askers] == words[askers] + step  # [L, H, W - 1]
-            position |= hits.mean(axis=-1) >= NEIGHBOUR_SHARE
+    for _, hits in neighbour_shares(top, words):
+        position |= hits >= NEIGHBOUR_SHARE
     rest = special[top] | (top == words)  # [L, H, W]: on [CLS], [SEP] or itself
     resting = (rest.mean(axis=-1) >= RESTING_SHARE) if len(words) else np.zeros_like(position)
     return position, resting & ~position
@@ -90,7 +99,7 @@ def head_kinds(attentions, special):  # [L, H, T, T], [T] bool -> (position, res
 def content_heads(attentions, special, count=3, layer=None, head=None):
     # -> (top_heads(...) among the content heads, {"position": [(l, h)], "resting": [(l, h)]})
     """The `count` heads with the strongest word-to-other-word look, leaving out position
-    heads (neighbour_head at NEIGHBOUR_SHARE) and resting heads (head_kinds finds both);
+    heads and resting heads (head_kinds finds both);
     also what was left out. Example: for "the river bank" MiniLM's L0 H2 (previous-token)
     is left out, L0 H4 (bank -> river 0.788) stays."""
     L, H = attentions.shape[:2]
