@@ -55,20 +55,21 @@ def stacked(*parts):  # arrays [n_i, ...] -> np.concatenate(parts), made once wh
     """
     key = tuple(map(id, parts))
     found = _stacks.get(key)  # a dict read needs no lock: the common case, ~96 a forward
-    if found is not None and all(map(_alive_as, found[0], parts)):
+    if _still_of(found, parts):
         return found[1]
     with _lock:
-        refs, stack = _stacks.get(key, ((), None))
-        if stack is None or any(ref() is not part for ref, part in zip(refs, parts, strict=True)):
+        found = _stacks.get(key)  # again, under the lock: another thread may have made it
+        if not _still_of(found, parts):
             for old in [k for k, (rs, _) in _stacks.items() if any(r() is None for r in rs)]:
                 del _stacks[old]  # parts gone: their stack goes too
-            stack = np.concatenate(parts)
-            _stacks[key] = (tuple(weakref.ref(part) for part in parts), stack)
-        return stack
+            found = (tuple(weakref.ref(part) for part in parts), np.concatenate(parts))
+            _stacks[key] = found
+        return found[1]
 
 
-def _alive_as(ref, part):  # weak ref, array -> True if ref still points at that very array
-    return ref() is part
+def _still_of(found, parts):  # _stacks entry or None, arrays -> True if it is these parts'
+    return found is not None and all(ref() is part for ref, part in zip(found[0], parts,
+                                                                         strict=True))
 
 
 def resident(array):  # array -> an in-memory copy of it, made once while it lives

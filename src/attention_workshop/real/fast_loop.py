@@ -6,8 +6,8 @@ and the ones that make its output from the heads' merged outputs; between them t
 runs attention, head by head. A stage is `Stage(n, fn)`: fn(part) computes the slice `part`
 of range(n) and touches nothing another part computes, so the parts may run at once:
 
-    Stage(3 * D, lambda r: linear_rows(w, x, b, qkv, r))     # output rows: half of W each
-    Stage(T, lambda c: layer_norm_columns(a, g, b, eps, c))  # tokens (columns)
+    Stage(3 * D, lambda r: linear_rows(w, x, b, qkv, r))            # output rows: half of W each
+    Stage(T, lambda c: layer_norm_columns(a, g, b, eps, c), WHOLE)  # tokens, kept on one thread
 
 From SPLIT_FROM tokens on, with two threads or more allowed (OMP_NUM_THREADS,
 OPENBLAS_NUM_THREADS, threadpoolctl's limits), each stage's parts run on that many Python
