@@ -9,7 +9,7 @@ import pytest
 from torch_reference import run_reference
 
 from attention_workshop.errors import WorkshopError
-from attention_workshop.real import load_model
+from attention_workshop.real import kernels, load_model
 from attention_workshop.real.catalog import MINILM_INSTALL, minilm_folder
 
 pytest.importorskip("safetensors")
@@ -58,6 +58,15 @@ def test_long_inputs_equal_transformers(ours, reference, threads, repeats):
     with threadpoolctl.threadpool_limits(limits=threads, user_api="blas"):
         result = ours.run(" ".join(["the river bank by the money bank"] * repeats))
     assert len(result.ids) == 7 * repeats + 2
+    attentions, hidden = run_reference(reference, result.ids)
+    np.testing.assert_allclose(result.attentions, attentions, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(result.hidden_states, hidden, rtol=0, atol=1e-4)
+
+
+@pytest.mark.parametrize("text", [SENTENCES[2], " ".join(["the river bank by the money"] * 24)])
+def test_numpy_passes_equal_transformers_too(ours, reference, text, monkeypatch):
+    monkeypatch.setattr(kernels, "compiled", None)  # as where no C compiler built _kernels.c
+    result = ours.run(text)
     attentions, hidden = run_reference(reference, result.ids)
     np.testing.assert_allclose(result.attentions, attentions, rtol=0, atol=1e-5)
     np.testing.assert_allclose(result.hidden_states, hidden, rtol=0, atol=1e-4)

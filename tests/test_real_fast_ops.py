@@ -5,7 +5,9 @@ product, layer_norm_columns against transformer.layer_norm in float64, gelu_in_p
 against x Phi(x) through math.erf, attention_heads against the core's
 scaled_dot_product_attention in float64, on random inputs on both sides of every size
 threshold (one block or several, one chunk of heads or several, softmax with and without
-the row's max subtracted), whole and in the parts two threads would take.
+the row's max subtracted), whole and in the parts two threads would take. Each test runs
+twice: with _kernels.c's compiled loops (where the install built them) and with numpy's
+passes.
 """
 
 import math
@@ -14,7 +16,7 @@ import numpy as np
 import pytest
 
 from attention_workshop.attention import causal_mask, scaled_dot_product_attention
-from attention_workshop.real import fast_ops
+from attention_workshop.real import fast_ops, kernels
 from attention_workshop.real.fast_ops import (
     activate_in_place,
     attention_heads,
@@ -26,6 +28,15 @@ from attention_workshop.real.fast_ops import (
     scores_need_max,
 )
 from attention_workshop.real.transformer import ACTIVATION, layer_norm
+
+
+@pytest.fixture(autouse=True, params=["compiled", "numpy"])
+def way(request, monkeypatch):  # which implementation of gelu, softmax and layer norm runs
+    if request.param == "numpy":
+        monkeypatch.setattr(kernels, "compiled", None)
+    elif kernels.compiled is None:
+        pytest.skip("_kernels.c was not built here (tests/test_real_kernels.py says why)")
+    return request.param
 
 
 @pytest.mark.parametrize("T", [1, 5, 130])
@@ -60,11 +71,14 @@ def test_layer_norm_columns_is_the_float64_layer_norm(T):
         layer_norm_columns(got, weight.astype(np.float32), bias.astype(np.float32), 1e-12,
                            cols, out=into)
     np.testing.assert_allclose(into, expected, rtol=0, atol=1e-5)
-    in_place = layer_norm_columns(got, weight, bias, 1e-12, slice(0, T))
+    f32 = weight.astype(np.float32), bias.astype(np.float32)
+    whole = layer_norm_columns(got, *f32, 1e-12, slice(0, T), out=np.full_like(got, np.nan))
+    np.testing.assert_allclose(whole, expected, rtol=0, atol=1e-5)  # every token at once
+    in_place = layer_norm_columns(got, *f32, 1e-12, slice(0, T))
     assert np.shares_memory(in_place, got)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
     one = np.array([[1.0], [3.0]], np.float32)  # one token, features 1 and 3
-    layer_norm_columns(one, np.ones(2), np.zeros(2), 0.0, slice(0, 1))
+    layer_norm_columns(one, np.ones(2, np.float32), np.zeros(2, np.float32), 0.0, slice(0, 1))
     np.testing.assert_allclose(one, [[-1], [1]])  # worked by hand: mean 2, deviation 1
 
 

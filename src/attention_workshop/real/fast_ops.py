@@ -11,14 +11,16 @@ Then, with W [out, in] as torch stores it:
 - one head's q, k and v are contiguous [d_head, T] blocks of the Q|K|V rows: q k^T and
   the heads' outputs need no transposed copies (`attention_heads`).
 
-The same math as transformer.py and fast_path.attention; tests/test_real_fast_ops.py checks
-each piece against them.
+gelu, softmax and layer norm run as _kernels.c's one-pass loops where the install built them
+(kernels.py), else as numpy's passes written here. The same math as transformer.py and
+fast_path.attention; tests/test_real_fast_ops.py checks each piece, both ways, against them.
 """
 
 import math
 
 import numpy as np
 
+from attention_workshop.real import kernels
 from attention_workshop.real.transformer import _AS_A, _AS_P, ACTIVATION
 
 # Phi(-|x|) = erfc(|x| / sqrt(2)) / 2, by Abramowitz & Stegun 7.1.26 as transformer.gelu
@@ -30,6 +32,15 @@ _HALF_AS_A = tuple(0.5 * a for a in _AS_A)
 # threads' short calls waited on each other for the GIL: a 128-token pass on two threads
 # took ~1.5 ms (5%) longer.
 GELU_BLOCK = 64 * 1536
+
+
+def compiled_for(*arrays):  # numpy arrays -> the module _kernels.c builds, or None
+    """kernels.compiled if it is built and every array is float32 and C-contiguous (as its
+    loops read them), else None: then numpy's passes run."""
+    k = kernels.compiled
+    if k is not None and all(a.dtype == np.float32 and a.flags.c_contiguous for a in arrays):
+        return k
+    return None
 
 
 def linear_rows(w, x, b, out, rows, add=None):
@@ -74,8 +85,13 @@ def layer_norm_columns(x, weight, bias, eps, cols, out=None):
     Example: x = [[1], [3]] (one token of 2 features), weight [1, 1], bias [0, 0], eps 0
     -> [[-1], [1]].
     """
+    o = x if out is None else out
+    k = compiled_for(x, o, weight, bias)
+    if k is not None and cols == slice(0, x.shape[1]):
+        k.layer_norm_columns(x, o, weight, bias, eps, x.shape[1])
+        return o
     src = x[:, cols]
-    o = src if out is None else out[:, cols]
+    o = o[:, cols]
     np.subtract(src, src.mean(axis=0), out=o)
     var = np.einsum("dt,dt->t", o, o)  # [cols]: sums of squares, no [d, cols] temporary
     var *= 1.0 / len(o)
@@ -94,6 +110,10 @@ def gelu_in_place(h, block=GELU_BLOCK):  # [rows, T] float32, rows contiguous ->
 
     Example: [[1.0, -1.0]] -> [[0.841345, -0.158655]].
     """
+    k = compiled_for(h)
+    if k is not None:
+        k.gelu(h)
+        return h
     n = min(len(h), max(1, block // max(1, h.shape[1])))  # rows per block
     a, t, y = (np.empty((n, h.shape[1]), h.dtype) for _ in range(3))  # scratch, reused
     for i in range(0, len(h), n):
@@ -158,12 +178,26 @@ def attention_heads(qkv, heads, d_head, mask, subtract_max, weights_out, context
         scores = np.matmul(q[c], k[c], out=weights[c])  # [step, T, T]
         if mask is not None:
             np.copyto(scores, -np.inf, where=~mask)  # [T, T], broadcast over heads
-        if subtract_max:
-            scores -= scores.max(axis=-1, keepdims=True)
-        np.exp(scores, out=scores)
-        scores *= 1.0 / scores.sum(axis=-1, keepdims=True)  # one division per row
+        softmax_rows_in_place(scores, subtract_max)
         ctx[c] = (scores @ v[c]).transpose(0, 2, 1)  # [step, T, d_head] -> [step, d_head, T]
     return weights
+
+
+def softmax_rows_in_place(s, subtract_max):  # [..., n] float32 scores, bool -> s
+    """Each row of s becomes softmax(row), in place: exp(row - max(row)) / its sum, or, where
+    scores_need_max has said it is safe, exp(row) / its sum (see EXP_SAFE).
+
+    Example: [[0, ln 3]] -> [[0.25, 0.75]], either way.
+    """
+    k = compiled_for(s)
+    if k is not None:
+        k.softmax_rows(s, s.shape[-1], subtract_max)
+        return s
+    if subtract_max:
+        s -= s.max(axis=-1, keepdims=True)
+    np.exp(s, out=s)
+    s *= 1.0 / s.sum(axis=-1, keepdims=True)  # one division per row
+    return s
 
 
 # Scores are made, exponentiated, summed, scaled and multiplied by v in chunks of about
