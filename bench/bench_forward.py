@@ -244,6 +244,9 @@ def main(argv=None):
     if args.worker:
         return worker(args.worker, args.threads[0])
     print(f"machine: {machine()}")
+    from attention_workshop.real import kernels
+    print("ours: gelu, softmax and layer norm by " + (
+        "real/_kernels.c, compiled" if kernels.compiled else "numpy (real/_kernels.c not built)"))
     for threads in args.threads:
         bench(threads, args)
     print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")
