@@ -26,6 +26,7 @@ from attention_workshop.real.fast_ops import (
     linear_rows,
     score_bound,
     scores_need_max,
+    softmax_subtracts_max,
 )
 from attention_workshop.real.transformer import ACTIVATION, layer_norm
 
@@ -137,11 +138,13 @@ def test_score_bound_by_hand():
 
 
 @pytest.mark.parametrize(("k", "loud"), [(2.0, False), (100.0, True)])
-def test_scores_need_max_by_hand(k, loud):
+def test_scores_need_max_by_hand(k, loud, way):
     qkv = np.array([[3.0], [k], [1.0]], np.float32)  # one head, d_head 1, one token: Q|K|V
     assert scores_need_max(qkv, 1, 1) is loud  # the score is 3 k: 6 or 300 against 64
     qkv = np.array([[3.0], [4.0], [k], [0.0], [1.0], [1.0]], np.float32)  # d_head 2
     assert scores_need_max(qkv, 1, 2) is loud  # bound |q| |k| / sqrt(2) = 5 k / 1.41: 7.1 or 354
+    # the compiled softmax always subtracts the max; numpy's passes only when it is needed
+    assert softmax_subtracts_max(qkv, 1, 2) is (loud or way == "compiled")
 
 
 def test_linear_pieces_rows_is_the_stacked_layer_part_by_part():

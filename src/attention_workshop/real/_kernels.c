@@ -67,17 +67,34 @@ VECTOR_WIDTHS static void gelu_f32(float *x, Py_ssize_t n) {  /* x [n], in place
     }
 }
 
+/* The largest of row [n], NaN skipped (it spreads through the softmax's sum anyway): 16 lanes
+   as one vector, so it compiles to one compare and blend per 16 floats at every width. */
+typedef float floats16 __attribute__((vector_size(64)));
+typedef int32_t ints16 __attribute__((vector_size(64)));
+
+VECTOR_WIDTHS static float row_max(const float *row, Py_ssize_t n) {
+    floats16 top, v;
+    for (int j = 0; j < 16; j++) top[j] = -INFINITY;
+    Py_ssize_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        memcpy(&v, row + i, sizeof v);
+        ints16 bigger = v > top;
+        top = (floats16)(((ints16)v & bigger) | ((ints16)top & ~bigger));
+    }
+    float m = -INFINITY;
+    for (int j = 0; j < 16; j++) m = top[j] > m ? top[j] : m;
+    for (; i < n; i++) m = row[i] > m ? row[i] : m;
+    return m;
+}
+
 /* Each row of s [rows, n] becomes softmax(row): exp(row - max) / sum if sub_max, else
-   exp(row) / sum (fast_ops.scores_need_max says when that is safe). The sum runs in 16
+   exp(row) / sum (where fast_ops.scores_need_max says that is safe). The sum runs in 16
    lanes, added in a fixed order: the same bits at every vector width. */
 VECTOR_WIDTHS static void softmax_rows_f32(float *s, Py_ssize_t rows, Py_ssize_t n, int sub_max) {
     for (Py_ssize_t r = 0; r < rows; r++) {
         float *row = s + r * n, m = 0.0f, lanes[16] = {0.0f}, total = 0.0f;
-        if (sub_max) {
-            m = -INFINITY;
-            for (Py_ssize_t i = 0; i < n; i++) m = row[i] > m || row[i] != row[i] ? row[i] : m;
-        }
         Py_ssize_t i = 0;
+        if (sub_max) m = row_max(row, n);
         for (; i + 16 <= n; i += 16)
             for (int j = 0; j < 16; j++) {
                 float e = exp_f(row[i + j] - m);

@@ -23,7 +23,7 @@ from typing import NamedTuple
 from attention_workshop.attention import causal_mask
 from attention_workshop.real.blas_threads import threads_allowed
 from attention_workshop.real.buffers import resident, reusable
-from attention_workshop.real.fast_ops import attention_heads, scores_need_max
+from attention_workshop.real.fast_ops import attention_heads, softmax_subtracts_max
 from attention_workshop.real.fast_path import layer_weights
 from attention_workshop.real.team import Team
 
@@ -102,7 +102,7 @@ def run_layers_fast(fast_stages, weights, cfg, x, prefix):
             io.x, io.y, io.qkv = states[i], states[i + 1], qkvs[i]
             before, after = fast_stages(layer, cfg, io)
             team.run(*before)
-            loud = scores_need_max(io.qkv, H, cfg.d_head)  # once a layer, before the split
+            loud = softmax_subtracts_max(io.qkv, H, cfg.d_head)  # once a layer, before the split
             team.run(Stage(H, lambda heads, i=i, loud=loud: attention_heads(
                 io.qkv, heads, cfg.d_head, mask, loud, out["attentions"][i], io.context,
                 out["values"][i])))

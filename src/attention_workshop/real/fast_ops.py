@@ -152,7 +152,7 @@ def gelu_block(x, a, t, y):  # x [m, d] in place, with three scratch arrays of i
 
 def attention_heads(qkv, heads, d_head, mask, subtract_max, weights_out, context, values_out):
     # qkv [3 d_model, T]: Q rows, then K, then V (feature-major); heads: a slice of head
-    # numbers; mask [T, T] bool or None; subtract_max: scores_need_max's answer for the
+    # numbers; mask [T, T] bool or None; subtract_max: softmax_subtracts_max's answer for the
     # layer; weights_out [n_head, T, T] (one layer's attentions); context [d_model, T];
     # values_out [n_head, T, d_head]
     """softmax(q k^T / sqrt(d_head)) v for the heads `heads`: their weights into
@@ -212,6 +212,14 @@ SCORES_CHUNK = 1 << 18  # float32 scores per chunk
 # [n_head, T, T] scores: a fifth of attention at 512 tokens) is skipped. MiniLM's scores
 # stay within 64 but for long inputs in layer 0.
 EXP_SAFE = 64.0
+
+
+def softmax_subtracts_max(qkv, n_head, d_head):  # [3 d_model, T] feature-major Q|K|V -> bool
+    """Whether the layer's softmax subtracts each row's max: always where _kernels.c's
+    softmax runs (there the max is one more pass over a row in cache: 28 us a layer at 128
+    tokens, where scores_need_max's bound took ~110), else when scores_need_max says so.
+    Asked once per layer, before its heads are shared out (see scores_need_max)."""
+    return compiled_for(qkv) is not None or scores_need_max(qkv, n_head, d_head)
 
 
 def scores_need_max(qkv, n_head, d_head):  # [3 d_model, T] feature-major Q|K|V -> bool
