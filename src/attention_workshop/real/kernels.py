@@ -3,7 +3,7 @@
 `pip install` compiles _kernels.c when it finds a C compiler; where it finds none, the
 install goes on without it (pyproject.toml marks it optional) and fast_ops.py runs numpy's
 passes instead: the same formulas, slower (MiniLM, 128 tokens: gelu 0.62 ms a layer
-against 0.14). fast_ops.py asks `compiled` at each call, so a test may set it to None.
+against 0.13). fast_ops.py asks `compiled` at each call, so a test may set it to None.
 """
 
 try:
