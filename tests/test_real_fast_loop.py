@@ -184,3 +184,33 @@ def test_a_part_that_fails_fails_the_stage_after_every_part_ended():
         assert ended == [slice(0, 1)]
         crew.run(fast_loop.Stage(2, lambda p: ended.append(p)))  # the team still works
         assert sorted(p.start for p in ended[1:]) == [0, 1]
+
+
+def test_shares_of_a_split_product_add_up_once_gathered():
+    io = fast_loop.LayerIO(config_from_dict(CONFIGS["bert"]), 2, np.float32, None)
+    out = np.ones((32, 2), np.float32)
+    assert io.share(slice(0, 6), out) is out  # the first part writes into out itself
+    scratch = io.share(slice(6, 12), out)  # another part: into a scratch of its own
+    assert scratch is not out and scratch.shape == out.shape
+    scratch[:] = 2
+    assert io.gather(out) is out
+    np.testing.assert_array_equal(out, 3)  # 1 + 2
+    np.testing.assert_array_equal(io.gather(out), 3)  # a share is added once
+    io.share(slice(6, 12), out)
+    with pytest.raises(RuntimeError, match="twice"):  # overwritten before it was added
+        io.share(slice(6, 12), out)
+
+
+def test_a_share_never_gathered_stops_the_forward(monkeypatch):
+    monkeypatch.setattr(fast_loop, "SPLIT_FROM", 2)
+    monkeypatch.setattr(fast_loop, "threads_allowed", lambda: 2)
+    cfg, w = random_model("bert")
+    w32 = {k: v.astype(np.float32) for k, v in w.items()}
+    fam = family("bert")
+
+    def forgetful(layer, cfg, io):  # the last layer norm, which gathers y's shares, left out
+        return fam.fast_stages(layer, cfg, io)[:-1]
+
+    x = fam.embed(w32, cfg, np.arange(8))
+    with pytest.raises(RuntimeError, match="never gathered"):
+        fast_loop.run_layers_fast(forgetful, w32, cfg, x, "encoder.layer.")

@@ -1,13 +1,13 @@
 """real/fast_ops.py's float32 pieces against independent versions of the same math.
 
-Activations here are feature-major ([features, T]). linear_rows against a float64 matrix
-product, layer_norm_columns against transformer.layer_norm in float64, gelu_in_place
-against x Phi(x) through math.erf, attention_heads against the core's
-scaled_dot_product_attention in float64, on random inputs on both sides of every size
-threshold (one block or several, one chunk of heads or several, softmax with and without
-the row's max subtracted), whole and in the parts two threads would take. Each test runs
-twice: with _kernels.c's compiled loops (where the install built them) and with numpy's
-passes.
+Activations here are feature-major ([features, T]). linear_rows, linear_cols and
+qkv_rows_of_heads against a float64 matrix product and by hand, layer_norm_columns against
+transformer.layer_norm in float64, gelu_in_place against x Phi(x) through math.erf,
+attention_heads against the core's scaled_dot_product_attention in float64, on random
+inputs on both sides of every size threshold (one block or several, one chunk of heads or
+several, scores small and ~100), whole and in the parts two threads would take. Each test
+runs twice: with _kernels.c's compiled loops (where the install built them) and with
+numpy's passes.
 """
 
 import math
@@ -22,11 +22,10 @@ from attention_workshop.real.fast_ops import (
     attention_heads,
     gelu_in_place,
     layer_norm_columns,
+    linear_cols,
     linear_pieces_rows,
     linear_rows,
-    score_bound,
-    scores_need_max,
-    softmax_subtracts_max,
+    qkv_rows_of_heads,
 )
 from attention_workshop.real.transformer import ACTIVATION, layer_norm
 
@@ -103,7 +102,7 @@ def core(q, k, v, mask):  # the formula in float64
 
 @pytest.mark.parametrize("T", [1, 6, 40])
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("loud", [False, True])  # scores past EXP_SAFE: the max is subtracted
+@pytest.mark.parametrize("loud", [False, True])  # scores of ~100: exp would overflow unshifted
 @pytest.mark.parametrize("chunk", [1 << 18, 1])  # all heads at once, or one head a chunk
 def test_attention_heads_is_the_core_formula(T, causal, loud, chunk, monkeypatch):
     monkeypatch.setattr(fast_ops, "SCORES_CHUNK", chunk)
@@ -118,10 +117,8 @@ def test_attention_heads_is_the_core_formula(T, causal, loud, chunk, monkeypatch
     weights = np.full((H, T, T), np.nan, np.float32)
     context = np.full((H * d, T), np.nan, np.float32)
     values = np.full((H, T, d), np.nan, np.float32)
-    loud_layer = scores_need_max(qkv, H, d)
-    assert loud_layer == loud  # scores of ~100 need the max; of ~3, not
     for heads in (slice(0, 1), slice(1, H)):  # two threads' heads: together, every head
-        attention_heads(qkv, heads, d, mask, loud_layer, weights, context, values)
+        attention_heads(qkv, heads, d, mask, weights, context, values)
     out, expected = core(q, k, v, mask)
     # scores of ~100 (loud) carry float32's rounding of q k into the exponent
     np.testing.assert_allclose(weights, expected, rtol=0, atol=1e-5 if loud else 1e-6)
@@ -130,21 +127,33 @@ def test_attention_heads_is_the_core_formula(T, causal, loud, chunk, monkeypatch
     np.testing.assert_array_equal(values, v)  # v as the model reports it
 
 
-def test_score_bound_by_hand():
-    q = np.array([[[3.0], [4.0]]])  # one query (3, 4), a column
-    k = np.array([[[1.0, 0.0], [0.0, 2.0]]])  # keys (1, 0) and (0, 2), a column each
-    assert score_bound(q, k) == pytest.approx(10.0)  # |q| = 5, largest |k| = 2
-    assert score_bound(q * 30, k) > fast_ops.EXP_SAFE
+def test_qkv_rows_of_heads_by_hand():
+    # 4 heads of d_head 2 (d_model 8): W_Q, W_K, W_V as identities scaled 1, 2, 3; x = 1..8
+    D, d = 8, 2
+    x = np.arange(1, D + 1, dtype=np.float32)[:, None]  # one token
+    pieces = [(np.eye(D, dtype=np.float32) * s, np.zeros(D, np.float32)) for s in (1, 2, 3)]
+    qkv = np.full((3 * D, 1), np.nan, np.float32)
+    qkv_rows_of_heads(pieces, x, qkv, slice(1, 3), d)  # heads 1 and 2: rows 2..6 of each
+    made = ~np.isnan(qkv[:, 0])
+    assert list(np.flatnonzero(made)) == [*range(2, 6), *range(10, 14), *range(18, 22)]
+    np.testing.assert_array_equal(qkv[2:6, 0], [3, 4, 5, 6])  # Q: x's rows 2..6
+    np.testing.assert_array_equal(qkv[18:22, 0], [9, 12, 15, 18])  # V: 3 x
+    qkv_rows_of_heads(pieces, x, qkv, slice(0, 4), d)  # every head: all of Q|K|V at once
+    np.testing.assert_array_equal(qkv[:, 0], np.concatenate([x[:, 0] * s for s in (1, 2, 3)]))
 
 
-@pytest.mark.parametrize(("k", "loud"), [(2.0, False), (100.0, True)])
-def test_scores_need_max_by_hand(k, loud, way):
-    qkv = np.array([[3.0], [k], [1.0]], np.float32)  # one head, d_head 1, one token: Q|K|V
-    assert scores_need_max(qkv, 1, 1) is loud  # the score is 3 k: 6 or 300 against 64
-    qkv = np.array([[3.0], [4.0], [k], [0.0], [1.0], [1.0]], np.float32)  # d_head 2
-    assert scores_need_max(qkv, 1, 2) is loud  # bound |q| |k| / sqrt(2) = 5 k / 1.41: 7.1 or 354
-    # the compiled softmax always subtracts the max; numpy's passes only when it is needed
-    assert softmax_subtracts_max(qkv, 1, 2) is (loud or way == "compiled")
+@pytest.mark.parametrize("T", [1, 5, 130])
+def test_linear_cols_shares_sum_to_w_x_plus_b(T):
+    rng = np.random.default_rng(T)
+    w, x, b, add = (rng.normal(size=shape) for shape in ((40, 48), (48, T), 40, (40, T)))
+    f32 = [a.astype(np.float32) for a in (w, x, b, add)]
+    first = linear_cols(f32[0], f32[1], slice(0, 16), np.empty((40, T), np.float32), *f32[2:])
+    second = linear_cols(f32[0], f32[1], slice(16, 48), np.empty((40, T), np.float32))
+    np.testing.assert_allclose(first + second, w @ x + b[:, None] + add, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(second, w[:, 16:] @ x[16:], rtol=1e-5, atol=1e-5)
+    by_hand = linear_cols(np.float32([[1, 2]]), np.float32([[3], [4]]), slice(1, 2),
+                          np.empty((1, 1), np.float32))
+    assert by_hand[0, 0] == 8  # 2 x 4
 
 
 def test_linear_pieces_rows_is_the_stacked_layer_part_by_part():

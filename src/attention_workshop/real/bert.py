@@ -11,8 +11,9 @@ from attention_workshop.real.fast_loop import WHOLE, Stage, run_layers_fast
 from attention_workshop.real.fast_ops import (
     activate_in_place,
     layer_norm_columns,
-    linear_pieces_rows,
+    linear_cols,
     linear_rows,
+    qkv_rows_of_heads,
 )
 from attention_workshop.real.fast_path import attention, by_rows, run_layers
 from attention_workshop.real.transformer import ACTIVATION, layer_norm, merge_heads, split_heads
@@ -111,8 +112,8 @@ STACK_FROM = 32
 # The same layer for float32, as fast_loop.py runs it: feature-major ([features, T]), as
 # stages whose parts may run on threads at once (see families.py).
 def fast_stages(layer, cfg, io):  # {short name: array}, ModelConfig, fast_loop.LayerIO
-    """-> (stages making io.qkv from io.x, stages making io.y from io.context):
-    Q|K|V; then W_O plus the input, layer norm, the MLP with gelu, plus, layer norm."""
+    """-> [Stage]: the heads (their Q|K|V rows, attention, share of W_O plus the input);
+    layer norm; the MLP (rows of gelu(W_1 a + b_1), their share of W_2 plus a); layer norm."""
     D, F, T, eps = cfg.d_model, cfg.d_mlp, io.T, cfg.eps
     x, qkv, context, y = io.x, io.qkv, io.context, io.y
     a, h = io.temp("a", D), io.temp("h", F)  # [D, T] after attention, [F, T] the MLP's
@@ -122,23 +123,26 @@ def fast_stages(layer, cfg, io):  # {short name: array}, ModelConfig, fast_loop.
         pieces = [(stacked(*(w for w, _ in pieces)), stacked(*(b for _, b in pieces)))]
     ln1, ln2 = "attention.output.LayerNorm.", "output.LayerNorm."
 
-    def mlp_in(r):  # rows r of gelu(W_1 a + b_1)
+    def heads(part):  # heads `part`: q, k, v, attention, their share of W_O context + b + x
+        qkv_rows_of_heads(pieces, x, qkv, part, cfg.d_head)
+        io.attend(part)
+        o = io.share(part, a)
+        rows = slice(part.start * cfg.d_head, part.stop * cfg.d_head)  # their context rows
+        linear_cols(layer["attention.output.dense.weight"], context, rows, o,
+                    *((layer["attention.output.dense.bias"], x) if o is a else ()))
+
+    def mlp(r):  # rows r of gelu(W_1 a + b_1), and their share of W_2 h + b_2 + a
         activate_in_place(linear_rows(layer["intermediate.dense.weight"], a,
                                       layer["intermediate.dense.bias"], h, r), cfg.activation)
+        o = io.share(r, y)
+        linear_cols(layer["output.dense.weight"], h, r, o,
+                    *((layer["output.dense.bias"], a) if o is y else ()))
 
-    before = [Stage(3 * D, lambda r: linear_pieces_rows(pieces, x, qkv, r))]
-    after = [
-        Stage(D, lambda r: linear_rows(layer["attention.output.dense.weight"], context,
-                                       layer["attention.output.dense.bias"], a, r, add=x)),
-        Stage(T, lambda c: layer_norm_columns(a, layer[ln1 + "weight"], layer[ln1 + "bias"],
-                                              eps, c), WHOLE),
-        Stage(F, mlp_in),
-        Stage(D, lambda r: linear_rows(layer["output.dense.weight"], h,
-                                       layer["output.dense.bias"], y, r, add=a)),
-        Stage(T, lambda c: layer_norm_columns(y, layer[ln2 + "weight"], layer[ln2 + "bias"],
-                                              eps, c), WHOLE),
-    ]
-    return before, after
+    def norm(out, name):  # the shares of `out` added, then its layer norm, in place
+        return Stage(T, lambda c: layer_norm_columns(io.gather(out), layer[name + "weight"],
+                                                     layer[name + "bias"], eps, c), WHOLE)
+
+    return [Stage(cfg.n_head, heads), norm(a, ln1), Stage(F, mlp), norm(y, ln2)]
 
 
 def forward(w, cfg, ids):  # weights, ModelConfig, [T] ints -> dict of arrays

@@ -77,6 +77,41 @@ def linear_pieces_rows(pieces, x, out, rows):
     return out[rows]
 
 
+def qkv_rows_of_heads(pieces, x, qkv, heads, d_head):
+    # pieces as linear_pieces_rows', [in, T], qkv [3 d_model, T] (Q rows, K, V), slice of
+    # head numbers, int -> None
+    """The rows of Q, K and V that the heads `heads` read (three blocks: their Q rows, their K
+    rows, their V rows), or all of Q|K|V in one go when `heads` are every head.
+
+    Example: 4 heads of d_head 2 (d_model 8), heads 1..3 -> rows 2..6 (Q), 10..14 (K) and
+    18..22 (V) of qkv.
+    """
+    d_model = len(qkv) // 3
+    first, last = heads.start * d_head, heads.stop * d_head
+    if first == 0 and last == d_model:
+        linear_pieces_rows(pieces, x, qkv, slice(0, 3 * d_model))
+        return
+    for part in range(3):
+        linear_pieces_rows(pieces, x, qkv, slice(part * d_model + first, part * d_model + last))
+
+
+def linear_cols(w, x, cols, out, b=None, add=None):
+    # [out, in], [in, T], slice of inputs, out [out, T], [out] or None, [out, T] or None -> out
+    """out = w[:, cols] @ x[cols] (+ b + add): the share of W x that the inputs `cols` give.
+    A product split over its inner dimension this way is the sum of its shares (fast_loop's
+    share and gather); the bias and the residual go in once, with one share.
+
+    Example: w = [[1, 2]], x = [[3], [4]]: cols 0..1 -> [[3]], cols 1..2 -> [[8]], and
+    3 + 8 = 11 = W x.
+    """
+    np.matmul(w[:, cols], x[cols], out=out)
+    if b is not None:
+        out += b[:, None]
+    if add is not None:
+        out += add
+    return out
+
+
 def layer_norm_columns(x, weight, bias, eps, cols, out=None):
     # [d, T], [d], [d], float, slice of tokens, [d, T] (default: x itself) -> out[:, cols]
     """transformer.layer_norm's float32 formula (centre, then average the squares) on the
@@ -150,11 +185,10 @@ def gelu_block(x, a, t, y):  # x [m, d] in place, with three scratch arrays of i
     x -= y
 
 
-def attention_heads(qkv, heads, d_head, mask, subtract_max, weights_out, context, values_out):
+def attention_heads(qkv, heads, d_head, mask, weights_out, context, values_out):
     # qkv [3 d_model, T]: Q rows, then K, then V (feature-major); heads: a slice of head
-    # numbers; mask [T, T] bool or None; subtract_max: softmax_subtracts_max's answer for the
-    # layer; weights_out [n_head, T, T] (one layer's attentions); context [d_model, T];
-    # values_out [n_head, T, d_head]
+    # numbers; mask [T, T] bool or None; weights_out [n_head, T, T] (one layer's
+    # attentions); context [d_model, T]; values_out [n_head, T, d_head]
     """softmax(q k^T / sqrt(d_head)) v for the heads `heads`: their weights into
     weights_out[heads], their outputs into their rows of context, their v token-major (as
     the model reports it, and as the product with the weights reads it) into values_out.
@@ -178,23 +212,21 @@ def attention_heads(qkv, heads, d_head, mask, subtract_max, weights_out, context
         scores = np.matmul(q[c], k[c], out=weights[c])  # [step, T, T]
         if mask is not None:
             np.copyto(scores, -np.inf, where=~mask)  # [T, T], broadcast over heads
-        softmax_rows_in_place(scores, subtract_max)
+        softmax_rows_in_place(scores)
         ctx[c] = (scores @ v[c]).transpose(0, 2, 1)  # [step, T, d_head] -> [step, d_head, T]
     return weights
 
 
-def softmax_rows_in_place(s, subtract_max):  # [..., n] float32 scores, bool -> s
-    """Each row of s becomes softmax(row), in place: exp(row - max(row)) / its sum, or, where
-    scores_need_max has said it is safe, exp(row) / its sum (see EXP_SAFE).
+def softmax_rows_in_place(s):  # [..., n] float32 scores -> s
+    """Each row of s becomes softmax(row) = exp(row - max(row)) / its sum, in place.
 
-    Example: [[0, ln 3]] -> [[0.25, 0.75]], either way.
+    Example: [[0, ln 3]] -> [[0.25, 0.75]].
     """
     k = compiled_for(s)
     if k is not None:
-        k.softmax_rows(s, s.shape[-1], subtract_max)
+        k.softmax_rows(s, s.shape[-1])
         return s
-    if subtract_max:
-        s -= s.max(axis=-1, keepdims=True)
+    s -= s.max(axis=-1, keepdims=True)
     np.exp(s, out=s)
     s *= 1.0 / s.sum(axis=-1, keepdims=True)  # one division per row
     return s
@@ -204,44 +236,3 @@ def softmax_rows_in_place(s, subtract_max):  # [..., n] float32 scores, bool -> 
 # 1 MB (half a core's L2 cache), so each pass finds them in cache: at 512 tokens (1 MB a
 # head) the forward pass ran 12% faster than with all heads at once (75 MB of attentions).
 SCORES_CHUNK = 1 << 18  # float32 scores per chunk
-
-
-# softmax(s) = exp(s - max) / sum(exp(s - max)) = exp(s) / sum(exp(s)): subtracting the row's
-# max only keeps exp in range. While every |s| <= 64, exp(s) lies within [1.6e-28, 6.2e27],
-# and a sum of 2^31 of them stays below float32's largest, so the max (two passes over the
-# [n_head, T, T] scores: a fifth of attention at 512 tokens) is skipped. MiniLM's scores
-# stay within 64 but for long inputs in layer 0.
-EXP_SAFE = 64.0
-
-
-def softmax_subtracts_max(qkv, n_head, d_head):  # [3 d_model, T] feature-major Q|K|V -> bool
-    """Whether the layer's softmax subtracts each row's max: always where _kernels.c's
-    softmax runs (there the max is one more pass over a row in cache: 28 us a layer at 128
-    tokens, where scores_need_max's bound took ~110), else when scores_need_max says so.
-    Asked once per layer, before its heads are shared out (see scores_need_max)."""
-    return compiled_for(qkv) is not None or scores_need_max(qkv, n_head, d_head)
-
-
-def scores_need_max(qkv, n_head, d_head):  # [3 d_model, T] feature-major Q|K|V -> bool
-    """True if some head's scores q.k / sqrt(d_head) may pass EXP_SAFE: the layer's softmax
-    then subtracts each row's max (see attention_heads). Asked once per layer, before its
-    heads are shared out: the answer, and so every weight's rounding, is the same however
-    many threads take the heads (and its few short numpy calls, run on two threads at once,
-    waited on each other for the GIL: 74 us instead of 23).
-
-    Example: one head of d_head 1, q = 3 and k = 2 or 100 -> 6 and 300 -> False, True.
-    """
-    q, k = (qkv[part * n_head * d_head:][:n_head * d_head].reshape(n_head, d_head, -1)
-            for part in range(2))  # [n_head, d_head, T] each, views
-    return score_bound(q, k) / math.sqrt(d_head) > EXP_SAFE
-
-
-def score_bound(q, k):  # [n_head, d, T_q], [n_head, d, T_k] -> a bound on every |q_i . k_j|
-    """Cauchy-Schwarz: |q_i . k_j| <= |q_i| |k_j|, so max |q_i| max |k_j| bounds them all.
-
-    Example: q = [[[3], [4]]] (one query (3, 4), a column), k = [[[1, 0], [0, 2]]] (keys
-    (1, 0) and (0, 2), a column each) -> 5 * 2 = 10 (the scores are 3 and 8).
-    """
-    q_norms = np.einsum("hdt,hdt->ht", q, q).max(axis=-1)  # [n_head]: largest |q_i|^2
-    k_norms = np.einsum("hdt,hdt->ht", k, k).max(axis=-1)
-    return float(np.sqrt(q_norms * k_norms).max())
