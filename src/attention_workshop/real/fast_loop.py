@@ -6,7 +6,7 @@ slice `part` of range(n) and touches nothing another part computes, so the parts
 once:
 
     Stage(H, heads)     # heads: their rows of Q|K|V, io.attend(heads), their share of W_O
-    Stage(T, lambda c: (io.gather(a), layer_norm_columns(a, g, b, eps, c)), WHOLE)
+    Stage(T, lambda c: layer_norm_columns(io.gather(a), g, b, eps, c), WHOLE)  # one thread
 
 A product after attention is split over its inner dimension: each part of the heads
 multiplies its own rows of the heads' outputs by the matching columns of W_O

@@ -78,7 +78,7 @@ def linear_pieces_rows(pieces, x, out, rows):
 
 
 def qkv_rows_of_heads(pieces, x, qkv, heads, d_head):
-    # pieces as linear_pieces_rows', [in, T], qkv [3 d_model, T] (Q rows, K, V), slice of
+    # pieces as in linear_pieces_rows, [in, T], qkv [3 d_model, T] (Q rows, K, V), slice of
     # head numbers, int -> None
     """The rows of Q, K and V that the heads `heads` read (three blocks: their Q rows, their K
     rows, their V rows), or all of Q|K|V in one go when `heads` are every head.
