@@ -26,6 +26,7 @@ from attention_workshop.real.fast_ops import (
     linear_pieces_rows,
     linear_rows,
     qkv_rows_of_heads,
+    softmax_rows_in_place,
 )
 from attention_workshop.real.transformer import ACTIVATION, layer_norm
 
@@ -125,6 +126,16 @@ def test_attention_heads_is_the_core_formula(T, causal, loud, chunk, monkeypatch
     merged = context.reshape(H, d, T).transpose(0, 2, 1)  # [H, T, d]
     np.testing.assert_allclose(merged, out, rtol=0, atol=1e-4 if loud else 1e-5)
     np.testing.assert_array_equal(values, v)  # v as the model reports it
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.5, 1 / math.sqrt(32)])
+def test_softmax_rows_in_place_by_hand_and_scaled(scale):
+    by_hand = softmax_rows_in_place(np.float32([[0, math.log(3) / scale]]), scale)
+    np.testing.assert_allclose(by_hand, [[0.25, 0.75]], rtol=1e-6)  # e^0 : e^ln 3 = 1 : 3
+    s = np.random.default_rng(3).normal(size=(4, 7, 33)).astype(np.float32) * 20
+    expected = np.exp(scale * (s.astype(np.float64) - s.max(axis=-1, keepdims=True)))
+    expected /= expected.sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(softmax_rows_in_place(s, scale), expected, rtol=0, atol=1e-6)
 
 
 def test_qkv_rows_of_heads_by_hand():

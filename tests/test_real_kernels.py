@@ -110,6 +110,9 @@ def test_wrong_arrays_are_refused(k):
         k.gelu(frozen)
     with pytest.raises(ValueError, match="rows"):
         k.softmax_rows(np.zeros(6, np.float32), 4)
+    for scale in (0.0, -1.0, math.nan):  # exp(scale (row - max)) needs scale > 0
+        with pytest.raises(ValueError, match="scale"):
+            k.softmax_rows(np.zeros(4, np.float32), 4, scale)
     x = np.zeros((3, 2), np.float32)
     with pytest.raises(ValueError, match="weight and bias"):
         k.layer_norm_columns(x, x, np.ones(3, np.float32), np.ones(2, np.float32), 0.0, 2)

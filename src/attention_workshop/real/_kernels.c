@@ -89,26 +89,27 @@ VECTOR_WIDTHS static float row_max(const float *row, Py_ssize_t n) {
     return m;
 }
 
-/* Each row of s [rows, n] becomes softmax(row) = exp(row - max) / sum. The sum runs in 16
-   lanes, added in a fixed order. */
-VECTOR_WIDTHS static void softmax_rows_f32(float *s, Py_ssize_t rows, Py_ssize_t n) {
+/* Each row of s [rows, n] becomes softmax(scale row) = exp(scale (row - max)) / sum (scale > 0,
+   so the max of scale row is scale max): attention's 1 / sqrt(d_head) at no extra pass. The
+   sum runs in 16 lanes, added in a fixed order. */
+VECTOR_WIDTHS static void softmax_rows_f32(float *s, Py_ssize_t rows, Py_ssize_t n, float scale) {
     for (Py_ssize_t r = 0; r < rows; r++) {
         float *row = s + r * n, m = row_max(row, n), lanes[16] = {0.0f}, total = 0.0f;
         Py_ssize_t i = 0;
         for (; i + 16 <= n; i += 16)
             for (int j = 0; j < 16; j++) {
-                float e = exp_f(row[i + j] - m);
+                float e = exp_f((row[i + j] - m) * scale);
                 row[i + j] = e;
                 lanes[j] += e;
             }
         for (; i < n; i++) {
-            float e = exp_f(row[i] - m);
+            float e = exp_f((row[i] - m) * scale);
             row[i] = e;
             lanes[i % 16] += e;
         }
         for (int j = 0; j < 16; j++) total += lanes[j];
-        float scale = 1.0f / total;
-        for (i = 0; i < n; i++) row[i] *= scale;
+        float share = 1.0f / total;
+        for (i = 0; i < n; i++) row[i] *= share;
     }
 }
 
@@ -161,15 +162,17 @@ static PyObject *gelu(PyObject *self, PyObject *x) {
 static PyObject *softmax_rows(PyObject *self, PyObject *args) {
     PyObject *s;
     Py_ssize_t n;
+    float scale = 1.0f;
     Py_buffer b;
-    if (!PyArg_ParseTuple(args, "On", &s, &n)) return NULL;
+    if (!PyArg_ParseTuple(args, "On|f", &s, &n, &scale)) return NULL;
+    if (!(scale > 0.0f)) return PyErr_Format(PyExc_ValueError, "the scale must be above 0");
     if (float32_buffer(s, &b, 1, "the scores") < 0) return NULL;
     if (n < 1 || (b.len / 4) % n != 0) {
         PyBuffer_Release(&b);
         return PyErr_Format(PyExc_ValueError, "rows of %zd do not divide the scores", n);
     }
     Py_BEGIN_ALLOW_THREADS
-    softmax_rows_f32((float *)b.buf, b.len / 4 / n, n);
+    softmax_rows_f32((float *)b.buf, b.len / 4 / n, n, scale);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&b);
     Py_RETURN_NONE;
@@ -210,7 +213,7 @@ x_only:
 static PyMethodDef methods[] = {
     {"gelu", gelu, METH_O, "gelu(x): x float32, C-contiguous, becomes x Phi(x) in place."},
     {"softmax_rows", softmax_rows, METH_VARARGS,
-     "softmax_rows(s, n): each row of n of s becomes its softmax, in place."},
+     "softmax_rows(s, n, scale=1): each row of n of s becomes softmax(scale row), in place."},
     {"layer_norm_columns", layer_norm_columns, METH_VARARGS,
      "layer_norm_columns(x, out, weight, bias, eps, T): each column of x [d, T] normed into out."},
     {NULL, NULL, 0, NULL},
