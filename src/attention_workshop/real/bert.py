@@ -6,7 +6,6 @@ torch's Linear stores W as [out, in], so a layer computes x @ W.T + b.
 
 import numpy as np
 
-from attention_workshop.real.buffers import stacked
 from attention_workshop.real.fast_loop import WHOLE, Stage, run_layers_fast
 from attention_workshop.real.fast_ops import (
     activate_in_place,
@@ -103,10 +102,6 @@ def encoder_layer(x, layer, cfg, mask=None, weights_out=None):
     return x, q, k, v
 
 
-# From this many tokens on, W_Q, W_K and W_V make one product, stacked once per model
-# (buffers.stacked): 10% less time at 512 tokens; below, three products were ~30% faster
-# (at 5 tokens), and a cold `real` does not copy 10 MB of weights to stack them.
-STACK_FROM = 32
 
 
 # The same layer for float32, as fast_loop.py runs it: feature-major ([features, T]), as
@@ -119,8 +114,6 @@ def fast_stages(layer, cfg, io):  # {short name: array}, ModelConfig, fast_loop.
     a, h = io.temp("a", D), io.temp("h", F)  # [D, T] after attention, [F, T] the MLP's
     names = [f"attention.self.{name}" for name in ("query", "key", "value")]
     pieces = [(layer[f"{name}.weight"], layer[f"{name}.bias"]) for name in names]  # [D, D], [D]
-    if T >= STACK_FROM:
-        pieces = [(stacked(*(w for w, _ in pieces)), stacked(*(b for _, b in pieces)))]
     ln1, ln2 = "attention.output.LayerNorm.", "output.LayerNorm."
 
     def heads(part):  # heads `part`: q, k, v, attention, their share of W_O context + b + x

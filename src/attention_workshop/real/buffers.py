@@ -42,34 +42,7 @@ def reusable(shape, dtype, slot="attentions"):
         return owner.reshape(shape)
 
 
-_stacks = {}  # (id of each part) -> (weak refs to the parts, their concatenation)
-
-
-def stacked(*parts):  # arrays [n_i, ...] -> np.concatenate(parts), made once while they live
-    """BERT's W_Q, W_K, W_V as one [3 d_model, d_model] matrix: one matrix product instead
-    of three (~10% of the projection at 128 tokens). Kept while the parts live, found again
-    by their identity; new parts (another model, a nudged tensor) get their own stack.
-
-    Example: stacked(a, b) is stacked(a, b) -> True; np.array_equal(stacked(a, b),
-    np.concatenate([a, b])) -> True.
-    """
-    key = tuple(map(id, parts))
-    found = _stacks.get(key)  # a dict read needs no lock: the common case, ~96 a forward
-    if _still_of(found, parts):
-        return found[1]
-    with _lock:
-        found = _stacks.get(key)  # again, under the lock: another thread may have made it
-        if not _still_of(found, parts):
-            for old in [k for k, (rs, _) in _stacks.items() if any(r() is None for r in rs)]:
-                del _stacks[old]  # parts gone: their stack goes too
-            found = (tuple(weakref.ref(part) for part in parts), np.concatenate(parts))
-            _stacks[key] = found
-        return found[1]
-
-
-def _still_of(found, parts):  # _stacks entry or None, arrays -> True if it is these parts'
-    return found is not None and all(ref() is part for ref, part in zip(found[0], parts,
-                                                                         strict=True))
+_copies = {}  # id of a weight -> (a weak ref to it, its in-memory copy)
 
 
 def resident(array):  # array -> an in-memory copy of it, made once while it lives
@@ -79,6 +52,23 @@ def resident(array):  # array -> an in-memory copy of it, made once while it liv
     cache's, mapped one by one. Copied on first use (~20 ms for MiniLM's 42 MB of layers),
     so a short sentence's cold run copies nothing (see fast_loop.RESIDENT_FROM).
 
+    Kept while the weight lives, found again by its identity; another array (another model,
+    a nudged tensor) gets its own copy, and a copy goes once its weight has.
+
     Example: resident(w) is resident(w) -> True; np.array_equal(resident(w), w) -> True.
     """
-    return stacked(array)
+    found = _copies.get(id(array))  # a dict read needs no lock: the common case, ~96 a forward
+    if _still_of(found, array):
+        return found[1]
+    with _lock:
+        found = _copies.get(id(array))  # again, under the lock: another thread may have made it
+        if not _still_of(found, array):
+            for old in [key for key, (ref, _) in _copies.items() if ref() is None]:
+                del _copies[old]  # its weight gone: the copy goes too
+            found = (weakref.ref(array), np.array(array, order="C"))
+            _copies[id(array)] = found
+        return found[1]
+
+
+def _still_of(found, array):  # _copies entry or None, array -> True if it is array's copy
+    return found is not None and found[0]() is array
