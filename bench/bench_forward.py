@@ -238,24 +238,34 @@ def machine():
     return f"{model}, {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}"
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def options(doc, argv):  # a benchmark's docstring, argv -> its arguments (bench_kernels too)
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--blocks", type=int, default=6, help="blocks per side and length")
     parser.add_argument("--runs", type=int, default=5, help="timed runs per block")
     parser.add_argument("--worker", choices=("ours", "numpy", "transformers"),
                         help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.worker:
-        return worker(args.worker, args.threads[0])
+    return parser.parse_args(argv)
+
+
+def run_all(bench, args, about=""):  # bench(threads, args) for each thread count -> 0
     print(f"machine: {machine()}")
-    from attention_workshop.real import kernels
-    print("ours: gelu, softmax and layer norm by " + (
-        "real/_kernels.c, compiled" if kernels.compiled else "numpy (real/_kernels.c not built)"))
+    if about:
+        print(about)
     for threads in args.threads:
         bench(threads, args)
     print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")
     return 0
+
+
+def main(argv=None):
+    args = options(__doc__, argv)
+    if args.worker:
+        return worker(args.worker, args.threads[0])
+    from attention_workshop.real import kernels
+
+    return run_all(bench, args, "ours: gelu, softmax and layer norm by " + (
+        "real/_kernels.c, compiled" if kernels.compiled else "numpy (real/_kernels.c not built)"))
 
 
 if __name__ == "__main__":

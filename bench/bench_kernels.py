@@ -10,12 +10,10 @@ each) at 16, 128 and 512 tokens. Printed: each side's median [range] in ms, and 
 numpy as the median [range] of neighbouring blocks' ratios (with one thread, of CPU times).
 """
 
-import argparse
-import os
 import statistics
 import sys
 
-from bench_forward import LENGTHS, Worker, blocks, machine, spread
+from bench_forward import LENGTHS, Worker, blocks, options, run_all, spread
 
 
 def bench(threads, args):
@@ -36,21 +34,13 @@ def bench(threads, args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--blocks", type=int, default=6, help="blocks per side and length")
-    parser.add_argument("--runs", type=int, default=5, help="timed runs per block")
-    args = parser.parse_args(argv)
+    args = options(__doc__, argv)
     from attention_workshop.real import kernels
 
     if kernels.compiled is None:
         raise SystemExit("real/_kernels.c is not built here: nothing to compare (reinstall "
                          "with a C compiler: pip install -e .)")
-    print(f"machine: {machine()}")
-    for threads in args.threads:
-        bench(threads, args)
-    print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")
-    return 0
+    return run_all(bench, args)
 
 
 if __name__ == "__main__":
