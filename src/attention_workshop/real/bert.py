@@ -10,9 +10,7 @@ from attention_workshop.real.fast_loop import WHOLE, Stage, run_layers_fast
 from attention_workshop.real.fast_ops import (
     activate_in_place,
     layer_norm_columns,
-    linear_cols,
     linear_rows,
-    qkv_rows_of_heads,
 )
 from attention_workshop.real.fast_path import attention, by_rows, run_layers
 from attention_workshop.real.transformer import ACTIVATION, layer_norm, merge_heads, split_heads
@@ -110,32 +108,25 @@ def fast_stages(layer, cfg, io):  # {short name: array}, ModelConfig, fast_loop.
     """-> [Stage]: the heads (their Q|K|V rows, attention, share of W_O plus the input);
     layer norm; the MLP (rows of gelu(W_1 a + b_1), their share of W_2 plus a); layer norm."""
     D, F, T, eps = cfg.d_model, cfg.d_mlp, io.T, cfg.eps
-    x, qkv, context, y = io.x, io.qkv, io.context, io.y
+    x, y = io.x, io.y
     a, h = io.temp("a", D), io.temp("h", F)  # [D, T] after attention, [F, T] the MLP's
     names = [f"attention.self.{name}" for name in ("query", "key", "value")]
     pieces = [(layer[f"{name}.weight"], layer[f"{name}.bias"]) for name in names]  # [D, D], [D]
     ln1, ln2 = "attention.output.LayerNorm.", "output.LayerNorm."
 
-    def heads(part):  # heads `part`: q, k, v, attention, their share of W_O context + b + x
-        qkv_rows_of_heads(pieces, x, qkv, part, cfg.d_head)
-        io.attend(part)
-        o = io.share(part, a)
-        rows = slice(part.start * cfg.d_head, part.stop * cfg.d_head)  # their context rows
-        linear_cols(layer["attention.output.dense.weight"], context, rows, o,
-                    *((layer["attention.output.dense.bias"], x) if o is a else ()))
-
     def mlp(r):  # rows r of gelu(W_1 a + b_1), and their share of W_2 h + b_2 + a
         activate_in_place(linear_rows(layer["intermediate.dense.weight"], a,
                                       layer["intermediate.dense.bias"], h, r), cfg.activation)
-        o = io.share(r, y)
-        linear_cols(layer["output.dense.weight"], h, r, o,
-                    *((layer["output.dense.bias"], a) if o is y else ()))
+        io.linear_share(r, layer["output.dense.weight"], h, r, y, layer["output.dense.bias"], a)
 
     def norm(out, name):  # the shares of `out` added, then its layer norm, in place
         return Stage(T, lambda c: layer_norm_columns(io.gather(out), layer[name + "weight"],
                                                      layer[name + "bias"], eps, c), WHOLE)
 
-    return [Stage(cfg.n_head, heads), norm(a, ln1), Stage(F, mlp), norm(y, ln2)]
+    heads = Stage(cfg.n_head, lambda part: io.heads(
+        part, pieces, x, layer["attention.output.dense.weight"],
+        layer["attention.output.dense.bias"], a))
+    return [heads, norm(a, ln1), Stage(F, mlp), norm(y, ln2)]
 
 
 def forward(w, cfg, ids):  # weights, ModelConfig, [T] ints -> dict of arrays

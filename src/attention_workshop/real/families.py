@@ -28,7 +28,7 @@ What a family file must define (names are the checkpoint's and config.json's own
                   fast_path.run_layers fills these from the family's one-layer function;
                   for float32, fast_loop.run_layers_fast from the same layer written as
                   fast_stages(layer, cfg, io) -> a list of fast_loop.Stage, one of them over
-                  the heads calling io.attend(heads) (bert.py and gpt2.py show both).
+                  the heads calling io.heads(part, ...) (bert.py and gpt2.py show both).
 
 tests/test_real_families.py checks every family here against this contract.
 """

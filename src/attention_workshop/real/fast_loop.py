@@ -5,13 +5,13 @@ as a list of stages (see families.py). A stage is `Stage(n, fn)`: fn(part) compu
 slice `part` of range(n) and touches nothing another part computes, so the parts may run at
 once:
 
-    Stage(H, heads)     # heads: their rows of Q|K|V, io.attend(heads), their share of W_O
+    Stage(H, lambda part: io.heads(part, qkv_pieces, x, w_o, b_o, a))  # Q|K|V to W_O
     Stage(T, lambda c: layer_norm_columns(io.gather(a), g, b, eps, c), WHOLE)  # one thread
 
 A product after attention is split over its inner dimension: each part of the heads
 multiplies its own rows of the heads' outputs by the matching columns of W_O
-(fast_ops.linear_cols) into io.share(part, a), and the next stage adds the shares
-(io.gather(a)). So a part makes its heads' q, k and v, their attention and its share of
+(io.linear_share: fast_ops.linear_cols into io.share(part, a)), and the next stage adds
+the shares (io.gather(a)). So a part makes its heads' q, k and v, their attention and its share of
 the output in one go, and a layer has two hand-overs between threads (the heads, the MLP)
 instead of five (MiniLM on two threads: 3% less time at 128 and 512 tokens, 8% at 40). On
 one thread there is one part, and the shares are the whole products.
@@ -30,7 +30,7 @@ from typing import NamedTuple
 from attention_workshop.attention import causal_mask
 from attention_workshop.real.blas_threads import threads_allowed
 from attention_workshop.real.buffers import resident, reusable
-from attention_workshop.real.fast_ops import attention_heads
+from attention_workshop.real.fast_ops import attention_heads, linear_cols, qkv_rows_of_heads
 from attention_workshop.real.fast_path import layer_weights
 from attention_workshop.real.team import Team
 
@@ -65,8 +65,9 @@ class LayerIO:
     [n_head, T, T] and values [n_head, T, d_head], the layer's slices of the forward's.
 
     temp(name, rows): a family's own [rows, T] scratch (the same array on every layer);
-    attend(heads): those heads' attention, once the family has made their rows of qkv;
-    share(part, out) and gather(out): a product split over its inner dimension (module doc).
+    heads(part, ...): a part of the heads' work, from Q|K|V to their share of W_O's product;
+    linear_share, share(part, out) and gather(out): a product split over its inner
+    dimension (module doc).
     """
 
     def __init__(self, cfg, T, dtype, mask):  # ModelConfig, tokens, dtype, [T, T] bool or None
@@ -82,12 +83,25 @@ class LayerIO:
             self.temps[name] = reusable((rows, self.T), self.dtype, f"temp {name}")
         return self.temps[name]
 
-    def attend(self, heads):  # slice of head numbers
-        """softmax(q k^T / sqrt(d_head)) v for the heads `heads`, from their rows of qkv: their
-        weights into attentions, their outputs into their rows of context, their v into
-        values (fast_ops.attention_heads)."""
-        attention_heads(self.qkv, heads, self.d_head, self.mask, self.attentions, self.context,
+    def heads(self, part, pieces, src, w_o, b_o, out):
+        # slice of head numbers; Q|K|V's [(w, b)] as in fast_ops.linear_pieces_rows; src
+        # [d_model, T] the input they multiply; W_O [d_model, d_model], b_O [d_model]; out
+        """What the heads `part` do in a layer: their rows of qkv from src
+        (fast_ops.qkv_rows_of_heads); their attention (fast_ops.attention_heads: weights
+        into attentions, outputs into their rows of context, v into values); and their share
+        of out = W_O context + b_O + x (linear_share)."""
+        qkv_rows_of_heads(pieces, src, self.qkv, part, self.d_head)
+        attention_heads(self.qkv, part, self.d_head, self.mask, self.attentions, self.context,
                         self.values)
+        rows = slice(part.start * self.d_head, part.stop * self.d_head)  # their context rows
+        self.linear_share(part, w_o, self.context, rows, out, b_o, self.x)
+
+    def linear_share(self, part, w, x, cols, out, b, add):
+        # a stage's part (slice), [out, in], [in, T], slice of inputs, [out, T], [out], [out, T]
+        """The share of out = W x + b + add that the inputs `cols` give (fast_ops.linear_cols),
+        written where share(part, out) says; the first part's share carries b and add."""
+        target = self.share(part, out)
+        linear_cols(w, x, cols, target, *((b, add) if target is out else ()))
 
     def share(self, part, out):  # a stage's part (slice), [rows, T] -> [rows, T]
         """Where `part` writes its share of a product into out: the first part (the only one,

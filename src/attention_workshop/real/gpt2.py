@@ -8,13 +8,7 @@ holds W_Q, W_K and W_V side by side: [d_model, 3 * d_model].
 import numpy as np
 
 from attention_workshop.real.fast_loop import WHOLE, Stage, run_layers_fast
-from attention_workshop.real.fast_ops import (
-    activate_in_place,
-    layer_norm_columns,
-    linear_cols,
-    linear_rows,
-    qkv_rows_of_heads,
-)
+from attention_workshop.real.fast_ops import activate_in_place, layer_norm_columns, linear_rows
 from attention_workshop.real.fast_path import attention, by_rows, run_layers
 from attention_workshop.real.transformer import ACTIVATION, layer_norm, merge_heads, split_heads
 
@@ -83,37 +77,30 @@ def transformer_block(x, block, cfg, mask, weights_out=None):
 
 # The same block for float32, as fast_loop.py runs it: feature-major ([features, T]), as
 # stages whose parts may run on threads at once (see families.py). Conv1D's W [in, out] is
-# passed to linear_rows and linear_cols as W.T, the [out, in] they expect (a view).
+# passed as W.T, the [out, in] linear_rows and io.heads expect (a view).
 def fast_stages(block, cfg, io):  # {short name: array}, ModelConfig, fast_loop.LayerIO
     """-> [Stage]: layer norm; the heads (their Q|K|V rows, attention, share of W_O plus the
     input); layer norm; the MLP (rows of its activation, their share of W_proj plus a)."""
     D, F, T, eps = cfg.d_model, cfg.d_mlp, io.T, cfg.eps
-    x, qkv, context, y = io.x, io.qkv, io.context, io.y
+    x, y = io.x, io.y
     n, a, h = io.temp("n", D), io.temp("a", D), io.temp("h", F)  # normed, x + attention, MLP
 
     def w(name):  # Conv1D's [in, out] as [out, in]
         return block[name + ".weight"].T
 
-    def heads(part):  # heads `part`: q, k, v, attention, their share of W_O context + b + x
-        qkv_rows_of_heads([(w("attn.c_attn"), block["attn.c_attn.bias"])], n, qkv, part,
-                          cfg.d_head)
-        io.attend(part)
-        o = io.share(part, a)
-        rows = slice(part.start * cfg.d_head, part.stop * cfg.d_head)  # their context rows
-        linear_cols(w("attn.c_proj"), context, rows, o,
-                    *((block["attn.c_proj.bias"], x) if o is a else ()))
-
     def mlp(r):  # rows r of activation(W_fc n + b_fc), and their share of W_proj h + b + a
         activate_in_place(linear_rows(w("mlp.c_fc"), n, block["mlp.c_fc.bias"], h, r),
                           cfg.activation)
-        o = io.share(r, y)
-        linear_cols(w("mlp.c_proj"), h, r, o, *((block["mlp.c_proj.bias"], a) if o is y else ()))
+        io.linear_share(r, w("mlp.c_proj"), h, r, y, block["mlp.c_proj.bias"], a)
 
     def norm(src, name):  # the shares of src added, then its layer norm into n
         return Stage(T, lambda c: layer_norm_columns(io.gather(src), block[name + ".weight"],
                                                      block[name + ".bias"], eps, c, out=n), WHOLE)
 
-    return [norm(x, "ln_1"), Stage(cfg.n_head, heads), norm(a, "ln_2"), Stage(F, mlp),
+    qkv = [(w("attn.c_attn"), block["attn.c_attn.bias"])]  # Q|K|V as one piece
+    heads = Stage(cfg.n_head, lambda part: io.heads(part, qkv, n, w("attn.c_proj"),
+                                                    block["attn.c_proj.bias"], a))
+    return [norm(x, "ln_1"), heads, norm(a, "ln_2"), Stage(F, mlp),
             Stage(T, lambda c: io.gather(y), WHOLE)]
 
 
