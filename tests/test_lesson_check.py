@@ -215,7 +215,13 @@ def test_default_log_is_written_when_missing(tmp_path, capsys, monkeypatch):
     assert (code, out[-1]) == (0, "2 passed, 0 failed")
 
 
-@pytest.mark.skipif(not SEEDS.is_dir(), reason="no ../shared/seeds beside the repository")
+# The workshop author's lessons are not in the repository: they sit beside it, in ../shared/seeds/.
+SEEDS_MISSING = (f"the workshop author's lesson files are not here ({SEEDS} is missing;"
+                 " they are not part of the repository), so their citations of results.log"
+                 " are not checked; nothing is wrong with this copy")
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason=SEEDS_MISSING)
 def test_seed_lessons_pass(capsys, real_log):
     seeds = sorted(SEEDS.glob("*.txt"))
     assert seeds
