@@ -27,8 +27,8 @@ MAX_SIZE = 2**31 - 1  # far above any real model's size, and every product of tw
 
 
 def config_value(path, key, value, kind, may_be_null=False):  # -> the value, checked
-    """kind "size" (a whole number >= 1), "epsilon" (a number > 0) or a tuple of the allowed
-    names. Example: config_value(p, "hidden_size", "384", "size") -> refused:
+    """kind "size" (a whole number >= 1), "epsilon" or "number" (a finite number > 0: a norm's
+    epsilon, a rotary theta), "flag" (true or false) or a tuple of the allowed names. Example: config_value(p, "hidden_size", "384", "size") -> refused:
     'hidden_size is "384" (text); it must be a whole number, at least 1'."""
     if value is None and may_be_null:
         return None
@@ -37,15 +37,19 @@ def config_value(path, key, value, kind, may_be_null=False):  # -> the value, ch
         ok = whole and 1 <= value <= MAX_SIZE
         wanted = f"at most {MAX_SIZE}" if whole and value > MAX_SIZE else \
             "a whole number, at least 1"
-    elif kind == "epsilon":
+    elif kind in ("epsilon", "number"):
         ok = isinstance(value, int | float) and not isinstance(value, bool) \
             and math.isfinite(value) and value > 0
-        wanted = "a positive number (e.g. 1e-12)"
+        wanted = "a positive number (e.g. 1e-12)" if kind == "epsilon" else "a positive number"
+    elif kind == "flag":
+        ok = isinstance(value, bool)
+        wanted = "true or false"
     else:
         ok = isinstance(value, str) and value in kind
         wanted = f"one of: {', '.join(kind)}"
     if not ok:
-        text = " (text)" if isinstance(value, str) and kind in ("size", "epsilon") else ""
+        text = " (text)" if isinstance(value, str) and kind in ("size", "epsilon", "number",
+                                                                 "flag") else ""
         raise refuse("model config", path, f"{key} is {shown(value)}{text}; it must be {wanted}",
                      TODO)
     return value
