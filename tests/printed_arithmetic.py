@@ -142,3 +142,38 @@ def slow_motion_checks(text):
             exact = sum(float(c) for c in column)
             checks.append((" + ".join(column), exact, shown))
     return checks
+
+
+# One word's blend printed row by row: "0.317 x river (0.9, 0.0, 0.3, 0.0) = (0.285, ...)", or
+# numpy's "0.317 x river -> [0.285 0. 0.095 0.]" (the word's row is then the built-in table's).
+_ROW_PRODUCT = re.compile(r"^\s*(\d+\.\d+) x (\w+)\s+"
+                          r"(?:\(([^()]*)\) = \(([^()]*)\)|-> \[([^]]*)\])")
+_ROW_SUM = re.compile(r"^\s*(?:sum of the rows|sum) (?:=|->) [(\[]([^])]*)[)\]]")
+
+
+def _numbers(text):  # "0.285, 0.000" or "0.285 0.    0.095" -> ["0.285", "0.000"] / [..., "0."]
+    return [n.rstrip(".") or "0" for n in re.split(r"[,\s]+", text.strip()) if n]
+
+
+def row_blend_checks(text, table):
+    """Each printed blend row: every product is the printed weight times the row's printed
+    entry (or, in numpy's form, the word's row of `table`, {word: [numbers]}); a "sum" line
+    right after the rows is each column's exact sum of the printed products.
+    [(what, value, shown)]."""
+    checks, rows = [], []
+    for line in text.splitlines():
+        m = _ROW_PRODUCT.match(line)
+        if m:
+            weight, word, x, shown_row, numpy_row = m.groups()
+            xs = [float(v) for v in _numbers(x)] if x is not None else table[word]
+            products = _numbers(shown_row if shown_row is not None else numpy_row)
+            for a, p in zip(xs, products, strict=True):
+                checks.append((f"{weight} x {a}", float(weight) * a, p))
+            rows.append(products)
+            continue
+        m = _ROW_SUM.match(line)
+        if m and rows:
+            for column, total in zip(zip(*rows, strict=True), _numbers(m.group(1)), strict=True):
+                checks.append((" + ".join(column), sum(float(c) for c in column), total))
+        rows = []
+    return checks

