@@ -93,10 +93,10 @@ def parse_data(text, suffix, what, path, todo):  # suffix ".toml" | ".json" -> p
                      f"{MAX_DIGITS} digits are read)", todo)
     try:
         if suffix == ".json":
-            doc = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=float)
+            doc = json.loads(text, object_pairs_hook=unique_keys, parse_constant=float)
         else:
             doc = tomllib.loads(text)
-    except _DuplicateKey as exc:
+    except DuplicateKey as exc:
         raise refuse(what, path, f"key {exc} appears twice in one object", "keep one") from None
     except RecursionError:
         raise refuse(what, path, f"it nests more than {MAX_DEPTH} levels deep", todo) from None
@@ -118,15 +118,15 @@ def printable(text, limit=None):  # str | Path -> one line, at most `limit` char
     return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
-class _DuplicateKey(Exception):
-    pass
+class DuplicateKey(ValueError):
+    """A JSON object gives one key twice; its text is the key, quoted and on one line."""
 
 
-def _unique_keys(pairs):  # json's object_pairs_hook: [(key, value)] -> dict
+def unique_keys(pairs):  # json's object_pairs_hook: [(key, value)] -> dict, or DuplicateKey
     doc = {}
     for key, value in pairs:
         if key in doc:
-            raise _DuplicateKey(_quoted(key))
+            raise DuplicateKey(_quoted(key))
         doc[key] = value
     return doc
 
