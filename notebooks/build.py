@@ -169,6 +169,36 @@ def hide_answers(nb):  # the stored form: cells tagged "answers" keep no output
     return nb
 
 
+def same_pixels(a, b):  # two base64 PNGs -> whether they show the same image
+    import base64
+    import io
+
+    from PIL import Image
+
+    def pixels(data):
+        image = Image.open(io.BytesIO(base64.b64decode(data)))
+        return image.size, image.convert("RGBA").tobytes()
+
+    return a == b or pixels(a) == pixels(b)
+
+
+def keep_stored_images(nb, old):  # -> nb, each PNG that shows what the stored one showed kept
+    """A rebuild encodes every figure again, and another matplotlib, zlib or Pillow writes
+    other bytes (a version in the metadata, another compression) for the same pixels. Such a
+    PNG keeps the stored notebook's bytes (same cell id, same output), so a rebuild that
+    changed nothing a reader sees leaves git clean. Example: a stored PNG and a new one of
+    the same pixels with another 'Software' text chunk -> the stored bytes."""
+    stored = {cell.get("id"): cell.get("outputs", []) for cell in (old.cells if old else [])}
+    for cell in nb.cells:
+        before = stored.get(cell.get("id"), [])
+        for n, out in enumerate(cell.get("outputs", [])):
+            png = out.get("data", {}).get("image/png")
+            was = before[n].get("data", {}).get("image/png") if n < len(before) else None
+            if png and was and same_pixels(png, was):
+                out["data"]["image/png"] = was
+    return nb
+
+
 def main(argv=None):
     import nbformat
 
@@ -179,7 +209,9 @@ def main(argv=None):
             continue
         start = time.perf_counter()
         nb = stable_widget_ids(hide_answers(execute(build(source))), source.stem)
-        nbformat.write(nb, HERE / f"{source.stem}.ipynb")
+        target = HERE / f"{source.stem}.ipynb"
+        old = nbformat.read(target, as_version=4) if target.is_file() else None
+        nbformat.write(keep_stored_images(nb, old), target)
         print(f"wrote notebooks/{source.stem}.ipynb (ran in {time.perf_counter() - start:.1f} s)")
 
 
