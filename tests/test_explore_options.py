@@ -27,7 +27,9 @@ def test_defaults_keep_the_old_document():
     # the old document's keys first, as they were (the keys added since come after them)
     assert list(doc)[:3] == ["tokens", "raw", "wired"] and "settings" not in doc
     assert list(doc["wired"])[:5] == ["queries", "keys", "scores", "weights", "outputs"]
-    assert "values" not in doc["wired"]
+    # W_V is the identity, and the document still shows the values it gives: X's rows
+    assert doc["wired"]["values"] == [[0.0, 0.0, 0.0, 1.0], [0.9, 0.0, 0.3, 0.0],
+                                      [0.3, 0.3, 0.9, 0.0]]
     np.testing.assert_allclose(doc["wired"]["weights"][2], shares(0, 1.62 / 2**0.5, 1.08 / 2**0.5),
                                atol=1e-15)
 

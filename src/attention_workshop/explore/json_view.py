@@ -1,14 +1,15 @@
 """The JSON view (`explore --format json`): every number at full precision, one matrix row a line.
 
     {"tokens": [...], "raw": {"scores", "weights", "outputs", "looks_most"},
-     "wired": {"queries", "keys", "scores", "weights", "outputs", "looks_most"},
+     "wired": {"queries", "keys", "scores", "weights", "outputs", "values", "looks_most"},
      "sentence": as typed, "table": {"source", "added", "changed"},
      "notes": {"rows", "queries_keys", "raw": {...}, "wired": {...}}, "claims": [...]}
 
 The first three keys are the original document; the others were added beside them. With
 `--word`, each head also gets "slow_motion": one entry per occurrence of the word.
 With --no-scale, --causal or --wv, the document also gets "settings": {"scale", "causal",
-"w_v"} (W_V's source, or "identity"), and with --wv "wired" gets "values" (V = X @ W_V).
+"w_v"} (W_V's source, or "identity"). "wired" always has "values", V = X @ W_V: X itself
+while W_V is the identity, a choice the learner sees too.
 """
 
 import json
@@ -35,8 +36,7 @@ def as_json(ex, word=None):  # -> dict of plain lists of floats (json.dumps keep
     if not opt.scale or opt.causal or opt.w_v is not None:  # not Module 2's head: say how
         doc["settings"] = {"scale": opt.scale, "causal": opt.causal,
                            "w_v": "identity" if opt.w_v is None else opt.w_v.source}
-    if opt.w_v is not None:
-        doc["wired"]["values"] = ex.wired["values"].tolist()
+    doc["wired"]["values"] = ex.wired["values"].tolist()  # X itself under the identity W_V
     for head in ("raw", "wired"):
         doc[head]["looks_most"] = [_look_doc(ex, head, look) for look in looks(ex, head)]
     table = ex.table
