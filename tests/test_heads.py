@@ -1,0 +1,113 @@
+"""Head patterns (real/head_patterns.py): the test sequence, the scores, the ranking and the
+copy loss, against plain-Python loops, attention arrays whose answer is known by
+construction, torch, and transformers' own attentions and logits on the same ids."""
+
+import math
+
+import numpy as np
+import pytest
+from head_reference import reference_scores
+
+from attention_workshop.errors import WorkshopError
+from attention_workshop.real import head_patterns as hp
+
+torch = pytest.importorskip("torch")
+
+
+def causal_rows(rng, L, H, T):  # random attention rows, each a causal softmax-like row
+    weights = rng.random((L, H, T, T)) * np.tril(np.ones((T, T)))
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
+def test_ids_are_reproducible_free_of_special_tokens_and_repeated():
+    special = {0, 1, 2, 50256}
+    ids = hp.repeated_ids(50257, special)
+    assert ids == hp.repeated_ids(50257, special)  # same seed, same ids
+    assert ids != hp.repeated_ids(50257, special, seed=1)
+    assert len(ids) == 2 * hp.HALF == 100
+    assert ids[:50] == ids[50:] and len(set(ids[:50])) == 50  # each token once per half
+    assert not special & set(ids) and all(0 <= i < 50257 for i in ids)
+    led = hp.repeated_ids(50257, special, lead=50256)
+    assert led == [50256, *ids]  # the lead goes first; the rest is the same draw
+
+
+def test_a_vocabulary_too_small_is_refused():
+    with pytest.raises(WorkshopError, match="has 8 ordinary tokens, but the head patterns need 50"):
+        hp.repeated_ids(9, special={0})
+
+
+@pytest.mark.parametrize("lead", [0, 1])
+@pytest.mark.parametrize("kind", list(hp.KINDS))
+def test_scores_equal_loops_over_the_cells_found_from_the_ids(kind, lead):
+    ids = hp.repeated_ids(1000, lead=999 if lead else None, half=7)
+    attentions = causal_rows(np.random.default_rng(3), 2, 3, len(ids))
+    expected = reference_scores(attentions, ids, kind, lead)
+    np.testing.assert_allclose(hp.pattern_scores(attentions, kind, lead), expected,
+                               rtol=0, atol=1e-12)
+
+
+def test_scores_of_heads_built_to_match_each_pattern():
+    """Head 0 puts all of each row on its induction target, head 1 on the previous token,
+    head 2 on position 0, head 3 spreads evenly (causal): the answers are known by hand."""
+    half, lead = 5, 1
+    T = lead + 2 * half
+    A = np.zeros((1, 4, T, T))
+    for i in range(1, T):
+        r = i - lead
+        A[0, 0, i, i - half + 1 if r >= half else i] = 1.0  # first half: itself
+        A[0, 1, i, i - 1] = 1.0
+        A[0, 2, i, 0] = 1.0
+    A[0, 0, 0, 0] = A[0, 1, 0, 0] = A[0, 2, 0, 0] = 1.0
+    A[0, 3] = np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
+    even = {"induction": sum(1 / (i + 1) for i in range(lead + half, T)) / half,
+            "previous": sum(1 / (i + 1) for i in range(lead + 1, T)) / (2 * half - 1),
+            "sink": sum(1 / (i + 1) for i in range(1, T)) / (T - 1)}
+    # head 1's first repeated token looks at the lead, one back: inside 'previous' only
+    # from r = 1 on, so previous scores exactly 1; the lead is position 0, so sink 1 too
+    expected = {"induction": [1.0, 0.0, 0.0, even["induction"]],
+                "previous": [0.0, 1.0, 0.0, even["previous"]],
+                "sink": [0.0, 1 / (T - 1), 1.0, even["sink"]]}
+    for kind, row in expected.items():
+        np.testing.assert_allclose(hp.pattern_scores(A, kind, lead)[0], row, rtol=0,
+                                   atol=1e-15)
+
+
+def test_uneven_sequences_and_unknown_kinds_are_refused():
+    with pytest.raises(WorkshopError, match="not a part repeated once"):
+        hp.pattern_cells("induction", 8, lead=1)
+    with pytest.raises(WorkshopError, match="unknown head pattern 'copy'; choose one of "
+                                            "induction, previous, sink"):
+        hp.pattern_cells("copy", 8)
+
+
+def test_ranking_equals_python_sorted():
+    scores = np.random.default_rng(5).random((4, 6)).round(1)  # rounding makes ties
+    everyone = sorted(((float(scores[lay, h]), lay, h) for lay in range(4) for h in range(6)),
+                      key=lambda t: (-t[0], t[1], t[2]))
+    assert hp.ranked(scores, 24) == [(lay, h, s) for s, lay, h in everyone]
+    assert hp.ranked(scores, 5) == [(lay, h, s) for s, lay, h in everyone[:5]]
+
+
+@pytest.mark.parametrize("lead", [0, 1])
+def test_copy_loss_equals_torch_cross_entropy(lead):
+    half, n_vocab = 6, 40
+    ids = hp.repeated_ids(n_vocab, lead=39 if lead else None, half=half)
+    logits = np.random.default_rng(1).standard_normal((len(ids), n_vocab)) * 3
+    t_logits, t_ids = torch.tensor(logits), torch.tensor(ids)
+
+    def torch_loss(first_target, last_target):  # targets at sequence positions, inclusive
+        rows = torch.arange(first_target, last_target + 1)
+        return torch.nn.functional.cross_entropy(t_logits[rows - 1], t_ids[rows]).item()
+
+    first, second = hp.copy_loss(logits, ids, lead)
+    assert first == pytest.approx(torch_loss(lead + 1, lead + half - 1), abs=1e-12)
+    assert second == pytest.approx(torch_loss(lead + half + 1, lead + 2 * half - 1), abs=1e-12)
+    zero = hp.copy_loss(np.zeros((len(ids), n_vocab)), ids, lead)
+    assert zero == pytest.approx((math.log(n_vocab), math.log(n_vocab)), abs=1e-12)
+
+
+def test_repr_is_one_short_line():
+    found = hp.HeadScores("induction", list(range(100)), np.full((12, 12), 0.25),
+                          [(5, 1, 0.9121), (4, 11, 0.5)], 10.834, 1.2149)
+    assert repr(found) == ("HeadScores(induction, 12 layers x 12 heads on 100 ids, "
+                           "top L5 H1 0.912, loss 10.83 -> 1.21 nats)")
