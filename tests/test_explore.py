@@ -56,7 +56,9 @@ def test_json_command_full_precision(sentence, capsys):
     assert list(doc)[:3] == ["tokens", "raw", "wired"]
     assert set(doc) == {"tokens", "raw", "wired", "sentence", "table", "notes", "claims"}
     assert set(doc["raw"]) == {"scores", "weights", "outputs", "looks_most"}
-    assert set(doc["wired"]) == {"queries", "keys", "scores", "weights", "outputs", "looks_most"}
+    assert set(doc["wired"]) == {"queries", "keys", "scores", "weights", "outputs", "values",
+                                 "looks_most"}
+    assert doc["wired"]["values"] == [list(EMBED[w]) for w in sentence.split()]  # W_V = identity
     assert_close(doc, ref_heads([EMBED[w] for w in sentence.split()]))
     # Full precision: the printed floats are the computed floats, bit for bit.
     assert doc["raw"]["weights"] == explore(sentence).raw["weights"].tolist()

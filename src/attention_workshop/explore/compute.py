@@ -47,9 +47,17 @@ class Exploration:
     w_k: np.ndarray | None = None  # [d_model, d_k] the wiring the keys came from
     table: object = None  # the Table the rows came from (tables.Table)
 
-    def _repr_html_(self):  # a notebook shows tables; a terminal keeps the plain repr
+    def _repr_html_(self):  # a notebook shows tables
         from attention_workshop.notebook_html import exploration_html
         return exploration_html(self)
+
+    def text(self, word=None):  # -> what `explore SENTENCE [--word WORD]` prints
+        from attention_workshop.explore.views import render
+        return render("text", self, word)
+
+    def __repr__(self):  # a prompt shows the sizes and a few numbers, not every array
+        from attention_workshop.explore.short_repr import exploration_repr
+        return exploration_repr(self)
 
 
 def words_of(sentence, table):  # str, Table -> list[str]

@@ -43,6 +43,10 @@ class Table:
     added: tuple = ()  # words a file added to the built-in table
     replaced: tuple = ()  # built-in words whose row a file changed
 
+    def __repr__(self):  # the sizes, not every row
+        from attention_workshop.explore.short_repr import table_repr
+        return table_repr(self)
+
 
 @dataclass(frozen=True)
 class Wiring:
