@@ -52,9 +52,10 @@ def find_citations(text, name="lesson", place=None):
     """Every citation in `text`, in order. An impossible one (line 0, B < A, a number past
     LAST_LINE) raises one WorkshopError line naming the lesson `name` and its line (or
     `place(line)`, a notebook's "cell 4, line 2")."""
-    citations = []
+    citations, line, counted = [], 1, 0
     for m in CITATION.finditer(text):
-        line = text.count("\n", 0, m.start()) + 1
+        line += text.count("\n", counted, m.start())  # from the last citation on: linear
+        counted = m.start()
         wrong = _impossible(m["a"], m["b"], m["sep"])
         if wrong:
             label = printable(_label(m["a"], m["b"], m["sep"]), 60)
@@ -95,9 +96,20 @@ def quoted_blocks(lines, after):
     Example: ["see (cross-check...):", "", "    code", "", "  log line", "", "Prose."]
     with after=0 -> [Block(3, ("    code",)), Block(5, ("  log line",))].
     """
-    i = after + 1
-    while i < len(lines) and lines[i].strip() and not _is_quoted(lines[i]):
-        i += 1  # the rest of the citation's own paragraph
+    return _blocks_from(lines, paragraph_ends(lines[after + 1:])[0] + after + 1)
+
+
+def paragraph_ends(lines):  # -> [index]: from line i, the first line that is blank or quoted
+    """One pass from the end, so that 40,000 citations in one paragraph do not each walk it.
+    Example: ["a", "b", "", "  c"] -> [2, 2, 2, 3, 4]."""
+    ends = [len(lines)] * (len(lines) + 1)
+    for i in range(len(lines) - 1, -1, -1):
+        quoted_or_blank = not lines[i].strip() or _is_quoted(lines[i])
+        ends[i] = i if quoted_or_blank else ends[i + 1]
+    return ends
+
+
+def _blocks_from(lines, i):  # the blocks from 0-based line i up to the next prose paragraph
     blocks = []
     while i < len(lines):
         line = lines[i]
@@ -120,33 +132,59 @@ def quoted_blocks(lines, after):
     return [b for b in blocks if b.lines]
 
 
-def _alignments(block, cited):
-    """Each way to lay `block` along the cited lines: a list of (lesson text, log line or None)."""
-    offsets = range(max(1, len(cited) - len(block.lines) + 1))
-    for o in offsets:
-        yield [
-            (text, cited[o + k] if o + k < len(cited) else None)
-            for k, text in enumerate(block.lines)
-        ]
+def _find(block, lines):  # -> [0-based starts of `block` in `lines`], in order
+    """Knuth-Morris-Pratt over whole lines: time linear in len(block) + len(lines), however
+    alike the lines are. Example: (("a", "b"), ["a", "a", "b", "a", "b"]) -> [1, 3]."""
+    fail, k = [0] * len(block), 0  # fail[j]: the longest border of block[:j + 1]
+    for j in range(1, len(block)):
+        while k and block[j] != block[k]:
+            k = fail[k - 1]
+        k += block[j] == block[k]
+        fail[j] = k
+    starts, k = [], 0
+    for i, line in enumerate(lines):
+        while k and line != block[k]:
+            k = fail[k - 1]
+        k += line == block[k]
+        if k == len(block):
+            starts.append(i - k + 1)
+            k = fail[k - 1]
+    return starts
 
 
-def _score(pairs, log):
-    """(lines equal, summed similarity): how close one alignment comes to the log."""
-    equal, similar = 0, 0.0
-    for text, n in pairs:
-        if n is not None:
-            equal += text == log[n - 1]
-            similar += SequenceMatcher(None, text, log[n - 1]).ratio()
-    return equal, similar
+MAX_SCORED = 20_000  # line pairs compared for similarity when no alignment holds
 
 
-def _found_at(block, log):
-    """1-based log line where the whole block stands, contiguous, or None."""
-    size = len(block.lines)
-    for start in range(len(log) - size + 1):
-        if tuple(log[start : start + size]) == block.lines:
-            return start + 1
-    return None
+def _alignment(block, cited, o):  # lay `block` along the cited lines from cited[o]
+    """[(lesson text, log line or None)]: None past the cited lines."""
+    return [(text, cited[o + k] if o + k < len(cited) else None)
+            for k, text in enumerate(block.lines)]
+
+
+def _best_offset(block, cited, shown):  # -> (key, offset): the alignment closest to the log
+    """Most lines equal first, then the highest summed similarity, the earliest on a tie.
+    The equal lines of every offset are counted at once (numpy, one pass per block line);
+    similarity is measured only on the offsets with the most equal lines, at most
+    MAX_SCORED line pairs (a 300-line block in a 99,999-line range ties everywhere)."""
+    import numpy as np
+
+    n_offsets = max(1, len(cited) - len(block.lines) + 1)
+    at = {}  # log text -> its positions in `shown`
+    for p, text in enumerate(shown):
+        at.setdefault(text, []).append(p)
+    equal = np.zeros(n_offsets, np.int64)
+    for k, text in enumerate(block.lines):
+        offsets = np.asarray(at.get(text, ()), np.int64) - k
+        equal += np.bincount(offsets[(offsets >= 0) & (offsets < n_offsets)],
+                             minlength=n_offsets)
+    tied = np.flatnonzero(equal == equal.max())
+    best = None
+    for o in tied[: max(1, MAX_SCORED // len(block.lines))].tolist():
+        similar = sum(SequenceMatcher(None, text, shown[o + k]).ratio()
+                      for k, text in enumerate(block.lines) if o + k < len(shown))
+        if best is None or similar > best[0][1]:
+            best = ((int(equal[o]), similar), o)
+    return best
 
 
 def _lesson_line(n):
@@ -166,7 +204,7 @@ def _first_difference(block, pairs, log, place=_lesson_line):
 def check_citation(citation, blocks, log, place=None):
     """Does one of `blocks` stand in `log` (a list of lines), contiguous, inside the cited lines?
     `place(n)` names the lesson's line n in a report ("cell 5, line 3"); by default "lesson
-    line n"."""
+    line n". Time: linear in the cited lines and the blocks' size (`_find`, `_best_offset`)."""
     place = place or _lesson_line
     past = [n for n in citation.cited if n > len(log)]
     if past:
@@ -174,26 +212,30 @@ def check_citation(citation, blocks, log, place=None):
                                        f"({len(log)} lines)")
     if not blocks:
         return Result(citation, True, "ok (no quoted block; the lines exist)")
+    shown = [log[n - 1] for n in citation.cited]  # the cited lines, in the citation's order
+    if any(len(b.lines) <= len(shown) and _find(b.lines, shown) for b in blocks):
+        return Result(citation, True, "ok")
     best = None
     for block in blocks:
-        for pairs in _alignments(block, citation.cited):
-            if _first_difference(block, pairs, log, place) is None:
-                return Result(citation, True, "ok")
-            key = _score(pairs, log)
-            if best is None or key > best[0]:
-                best = (key, block, pairs)
-    _, block, pairs = best
-    detail = _first_difference(block, pairs, log, place)
-    found = _found_at(block, log)
-    if found is not None:
-        detail += f" (the block stands at log lines {found}-{found + len(block.lines) - 1})"
+        key, o = _best_offset(block, citation.cited, shown)
+        if best is None or key > best[0]:
+            best = (key, block, o)
+    _, block, o = best
+    detail = _first_difference(block, _alignment(block, citation.cited, o), log, place)
+    found = _find(block.lines, log)
+    if found:
+        detail += f" (the block stands at log lines {found[0] + 1}-{found[0] + len(block.lines)})"
     return Result(citation, False, detail)
 
 
 def check_text(text, log, name="lesson", place=None):
     """Check every citation in a lesson's `text` against `log` (a list of lines)."""
     lines = text.splitlines()
-    return [
-        check_citation(c, quoted_blocks(lines, c.line - 1), log, place)
-        for c in find_citations(text, name, place)
-    ]
+    ends, blocks = paragraph_ends(lines), {}  # blocks: the same region is cut once
+    results = []
+    for c in find_citations(text, name, place):
+        i = ends[min(c.line, len(lines))]  # after the rest of the citation's paragraph
+        if i not in blocks:
+            blocks[i] = _blocks_from(lines, i)
+        results.append(check_citation(c, blocks[i], log, place))
+    return results
