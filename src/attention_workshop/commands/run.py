@@ -9,12 +9,15 @@ def HELP():  # upper case: the name every command defines
     return f"run every module ({first}-{last}), write results.log and the figures"
 
 
-def summary(paths):  # written files -> one line each: name, what it shows, its lesson section
-    """Example: ['  results.log           every measurement ...', '  scaling.png  Module 2 ...']."""
+def summary(paths, skipped=()):  # written files, Result classes not run -> one line each
+    """Each file's name, what it shows and its lesson section; a page drawn without a skipped
+    module does not name it. Example: ['  results.log    every measurement ...',
+    '  scaling.png    Module 2 ...']."""
     from attention_workshop.figures import about
 
     width = max(len(p.name) for p in paths) + 2
-    return [f"  {p.name:<{width}}{LOG_ABOUT if p.name == 'results.log' else about(p.name)}"
+    return [f"  {p.name:<{width}}"
+            f"{LOG_ABOUT if p.name == 'results.log' else about(p.name, skipped)}"
             for p in paths]
 
 
@@ -35,7 +38,8 @@ def main(args):
 
     written = run_workshop(args.out, figures=not args.no_figures, real=not args.no_real)
     print("what each file shows, and the lesson section it goes with:")
-    print("\n".join(summary(written)))
+    skipped = [m.Result for m in modules.load() if modules.needs_real(m)] if args.no_real else []
+    print("\n".join(summary(written, skipped)))
     page = [p for p in written if p.name == "explorer.html"]
     if page:
         print(f"open {page[0]} in a browser to move W_Q and W_K yourself")

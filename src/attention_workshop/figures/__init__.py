@@ -15,9 +15,11 @@ with the figure files.
 """
 
 import importlib
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 # figure files under figures/, in the order their figures are drawn (explorer: the HTML page)
 FILES = ("toy", "real", "explorer")
@@ -63,10 +65,23 @@ def preload():  # -> the Thread importing the figure files (matplotlib)
     return thread
 
 
-def about(name):  # file name -> its one line, or "" for a file the registry does not draw
-    """Example: about("scaling.png") -> 'Module 2, [S5] (log 75-80): ...'."""
-    drawing = registry().get(name)
-    return drawing.about if drawing else ""
+def about(name, skipped=()):  # file name, Result classes not run -> its one line, or ""
+    """What the file shows. A drawing made without one of its optional results names only
+    the modules it drew from: explorer.html after `run --no-real` is "Modules 1-2: ...", not
+    "Modules 1-3: ...". Example: about("scaling.png") -> 'Module 2, [S5] (log 75-80): ...'."""
+    drawing = registry().get(Path(name).stem + ".png") or registry().get(name)
+    if not drawing:
+        return ""
+    if not any(kind in skipped for kind in drawing.optional):
+        return drawing.about
+    last = max(module_number(kind) for kind in drawing.reads)
+    return re.sub(r"^Modules (\d+)-(\d+)",
+                  lambda m: f"Module {last}" if int(m[1]) == last else f"Modules {m[1]}-{last}",
+                  drawing.about)
+
+
+def module_number(kind):  # a Result class -> its module's number (module2.Result -> 2)
+    return int(kind.__module__.rpartition(".module")[2])
 
 
 def draw_all(results, out, preloading=None):  # {Result class: Result}, Path -> list[Path]
