@@ -171,3 +171,33 @@ def test_a_flat_row_under_the_causal_mask_counts_the_words_it_sees(tmp_path, cap
     look = doc["wired"]["looks_most"][1]
     assert [t["weight"] for t in look["top"]] == [0.5, 0.5]
     assert look["reason"].endswith("each word it sees gets 1/2")
+
+
+def longest_note(argv, capsys):
+    return run_json(["explore", *argv], capsys)["notes"]["rows"]
+
+
+def test_two_rows_equally_long_are_a_tie(capsys, tmp_path):
+    """up = [1, 0, 0.5] and down = [0, 1, 0.5]: both lengths are sqrt(1 + 0.25) = 1.118."""
+    (tmp_path / "t.json").write_text('{"axes": ["x", "y", "z"], '
+                                     '"words": {"up": [1, 0, 0.5], "down": [0, 1, 0.5]}}')
+    (tmp_path / "w.json").write_text('{"matrix": [[1, 0], [0, 2], [0.5, 0.5]]}')
+    files = ["--table", str(tmp_path / "t.json"), "--replace-table",
+             "--wq", str(tmp_path / "w.json"), "--wk", str(tmp_path / "w.json")]
+    assert longest_note(["up down", *files], capsys) == (
+        f"longest rows, a tie: up, down ({math.sqrt(1.25):.3f} each); a row's length squared "
+        "is its raw score with itself")
+    assert longest_note(["down up", *files], capsys).startswith("longest rows, a tie: down, up")
+
+
+def test_the_built_in_words_a_and_at_tie_exactly(capsys):
+    """a = [0, 0, 0.25, 0.97], at = [0, 0, 0.85, 0.53]: 0.0625 + 0.9409 = 0.7225 + 0.2809."""
+    assert longest_note(["a loan at the bank"], capsys).startswith(
+        f"longest rows, a tie: a, at ({math.sqrt(1.0034):.3f} each)")
+    assert longest_note(["the river bank"], capsys).startswith("longest row: the (1.000);")
+
+
+def test_rows_equal_only_as_printed_are_a_near_tie(capsys, tmp_path):
+    (tmp_path / "t.toml").write_text("[words]\nx = [1.0001, 0, 0, 0]\ny = [0, 1.0004, 0, 0]\n")
+    note = longest_note(["x y", "--table", str(tmp_path / "t.toml")], capsys)
+    assert note.startswith("longest rows, a near tie: x 1.000100, y 1.000400;")

@@ -26,8 +26,16 @@ def rows_note(ex):
                 "row each time: the lookup cannot see the sentence")
     lengths = np.linalg.norm(ex.X, axis=1)  # [T]
     i = int(lengths.argmax())
-    return (f"longest row: {ex.tokens[i]} ({lengths[i]:.3f}); a row's length squared is its "
-            "raw score with itself")
+    # rows as long as the longest, as printed (three decimals): a tie, said as one
+    tied = [j for j, n in enumerate(lengths) if f"{n:.3f}" == f"{lengths[i]:.3f}"]
+    if len(tied) == 1:
+        longest = f"longest row: {ex.tokens[i]} ({lengths[i]:.3f})"
+    elif np.ptp(lengths[tied]) <= 1e-12:
+        longest = f"longest rows, a tie: {names(ex.tokens, tied)} ({lengths[i]:.3f} each)"
+    else:  # equal only as printed: the digits that tell them apart
+        longest = "longest rows, a near tie: " + ", ".join(
+            f"{ex.tokens[j]} {lengths[j]:.6f}" for j in dict.fromkeys(tied))
+    return f"{longest}; a row's length squared is its raw score with itself"
 
 
 def queries_keys_note(ex):
