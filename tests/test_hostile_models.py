@@ -239,3 +239,47 @@ def test_a_folder_where_a_file_should_be_is_refused(workspace, capsys):
     (folder / "tokenizer.json").unlink()
     (folder / "tokenizer.json").mkdir()
     refused(workspace, capsys, folder, "lacks tokenizer.json")
+
+
+def _reheadered(path, edit, extra=b""):  # model.safetensors with its header text edited
+    raw = path.read_bytes()
+    n = int.from_bytes(raw[:8], "little")
+    text = edit(raw[8:8 + n].decode()).encode()
+    path.write_bytes(struct.pack("<Q", len(text)) + text + raw[8 + n:] + extra)
+
+
+def _aliased(text):  # h.0.ln_1.bias's offsets made h.0.ln_1.weight's (both [8] float32)
+    header = json.loads(text)
+    header["h.0.ln_1.bias"]["data_offsets"] = header["h.0.ln_1.weight"]["data_offsets"]
+    return json.dumps(header)
+
+
+def _named_twice(text):  # the first tensor's entry given again under the same name
+    name, entry = next(iter((k, v) for k, v in json.loads(text).items() if k != "__metadata__"))
+    return _added(text, f'"{name}": {json.dumps(entry)}')
+
+
+def _added(text, more):  # the header's JSON object with one more "key": value at its end
+    return text.rstrip()[:-1] + f", {more}}}"
+
+
+# the weights' header, damaged as the safetensors library would refuse it (each case is in
+# tests/test_real_safetensors_file.py against safe_open): (edit, extra bytes, needle)
+HEADERS = {
+    "bytes after the last tensor": (lambda t: t, b"\0" * 4, "its tensors end at byte"),
+    "one tensor's bytes another's": (_aliased, b"", "shares bytes with another tensor"),
+    "a tensor named twice": (_named_twice, b"", "twice"),
+    "float shape": (lambda t: t.replace('"shape":[8]', '"shape":[8.0]', 1), b"", "malformed"),
+    "__metadata__ a list": (lambda t: _added(t, '"__metadata__": ["x"]'), b"",
+                            "its __metadata__ is not an object of texts"),
+    "nested 100,000 deep": (lambda t: _added(t, '"x": ' + "[" * 100_000 + "]" * 100_000),
+                            b"", "the header nests too deep"),
+}
+
+
+@pytest.mark.parametrize("case", HEADERS)
+def test_weights_the_safetensors_library_refuses(case, workspace, capsys):
+    edit, extra, needle = HEADERS[case]
+    folder = write_folder(workspace / "model", "gpt2")
+    _reheadered(folder / "model.safetensors", edit, extra)
+    refused(workspace, capsys, folder, needle)

@@ -1,5 +1,6 @@
 """`attention-workshop run` as a user runs it: files written, bad input refused, nothing lost."""
 
+import hashlib
 import json
 import os
 import shutil
@@ -32,7 +33,9 @@ def test_run_writes_log_and_figures_and_says_where(tmp_path, capsys):
     # no temporary file left; the one hidden file lists the set the next run replaces
     assert [p.name for p in out.iterdir() if p.name.startswith(".")] == [".attention-workshop.json"]
     listed = json.loads((out / ".attention-workshop.json").read_text())
-    assert listed == {"run": sorted(["results.log", "explorer.html", *FIGURES])}
+    assert listed == {"run": {name: {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+                              for name in ["results.log", "explorer.html", *FIGURES]
+                              for data in [(out / name).read_bytes()]}}  # what it wrote
 
 
 def test_unwritable_out_is_one_line_and_exit_2(tmp_path, capsys):

@@ -5,6 +5,7 @@ of the folder before and after (`tree`); files that are not the command's are ne
 """
 
 import errno
+import hashlib
 import json
 import os
 import signal
@@ -22,6 +23,16 @@ from attention_workshop.files import write_atomic
 OLD = {"results.log": b"old log\n", "a.png": b"old a", "b.png": b"old b"}
 NEW = {"results.log": b"new log\n", "a.png": b"new a"}  # b.png is no longer in the set
 MINE = {"notes.txt": b"the learner's own notes", "explore_weights.png": b"explore's figure"}
+
+
+def listed(sets):  # {command: {name: bytes}} -> the file list's bytes, by hand
+    return json.dumps({command: {name: {"bytes": len(data), "sha256": hashlib.sha256(
+        data).hexdigest()} for name, data in files.items()} for command, files in sets.items()},
+        indent=1, sort_keys=True).encode() + b"\n"
+
+
+def names(folder):  # {command: [file name]} as the file list has them
+    return {command: sorted(files) for command, files in manifest.read(folder).items()}
 
 
 def write_set(folder, files, command="run"):
@@ -44,8 +55,7 @@ def test_new_set_replaces_the_old_one_whole_and_keeps_other_files(out):
     stage = write_set(out, NEW)
     assert sorted(p.name for p in stage.written) == sorted(NEW)
     assert stage.removed == [out / "b.png"]
-    listed = {manifest.NAME: json.dumps({"run": sorted(NEW)}, indent=1).encode() + b"\n"}
-    assert tree(out) == {**NEW, **MINE, **listed}
+    assert tree(out) == {**NEW, **MINE, manifest.NAME: listed({"run": NEW})}
 
 
 def test_another_commands_set_is_its_own(out):
@@ -53,7 +63,7 @@ def test_another_commands_set_is_its_own(out):
     write_set(out, {}, "real")  # real's new set is empty: only its own old file goes
     assert {n: tree(out)[n] for n in (*OLD, *MINE)} == {**OLD, **MINE}
     assert "head_view.html" not in tree(out)
-    assert manifest.read(out) == {"run": sorted(OLD), "real": []}
+    assert names(out) == {"run": sorted(OLD), "real": []}
 
 
 def test_a_file_another_commands_set_also_holds_is_kept(out):
@@ -64,7 +74,7 @@ def test_a_file_another_commands_set_also_holds_is_kept(out):
     stage = write_set(out, NEW)
     assert tree(out)["explorer.html"] == b"the explorer command's page"
     assert stage.removed == [out / "b.png"]
-    assert manifest.read(out) == {"run": sorted(NEW), "explorer": ["explorer.html"]}
+    assert names(out) == {"run": sorted(NEW), "explorer": ["explorer.html"]}
     write_set(out, {}, "explorer")  # now no set holds it: the explorer's next set removes it
     assert "explorer.html" not in tree(out)
 
@@ -165,6 +175,7 @@ def test_an_interrupt_during_the_commit_waits_for_it_to_end(out, monkeypatch):
 def stage_left_by_a_killed_run(out, kind, files):  # what a SIGKILL leaves at steps 2 and 3
     path = out / f"{kind}killed"
     path.mkdir()
+    (path / staging.MARK).write_text("killed\n")
     for name, data in files.items():
         (path / name).write_bytes(data)
     return path
@@ -181,13 +192,13 @@ def test_the_next_run_removes_a_stage_a_killed_run_left(out):
 def test_the_next_run_finishes_a_commit_a_killed_run_left(out):
     """Killed after the commit point, with results.log already renamed in: the rest follows."""
     (out / "results.log").write_bytes(NEW["results.log"])
-    listed = {"run": sorted(NEW)}
     done = stage_left_by_a_killed_run(out, staging.DONE, {
-        "a.png": NEW["a.png"], manifest.NAME: json.dumps(listed).encode(),
-        manifest.REMOVALS: json.dumps(["b.png"]).encode()})
+        "a.png": NEW["a.png"], manifest.NAME: listed({"run": NEW}),
+        manifest.REMOVALS: json.dumps({"b.png": {"bytes": 5, "sha256": hashlib.sha256(
+            b"old b").hexdigest()}}).encode()})
     (done / staging.ASIDE).mkdir()
     staging.recover(out)
-    assert tree(out) == {**NEW, **MINE, manifest.NAME: json.dumps(listed).encode()}
+    assert tree(out) == {**NEW, **MINE, manifest.NAME: listed({"run": NEW})}
 
 
 def test_a_stage_whose_writer_still_runs_is_left_alone(out):
@@ -237,7 +248,7 @@ def test_a_damaged_file_list_is_taken_as_empty(out):
     (out / manifest.NAME).write_text('{"run": ["../../etc/passwd", "b.png"], "run": []}')
     write_set(out, NEW)
     assert tree(out)["b.png"] == OLD["b.png"]  # not known as run's: kept
-    assert manifest.read(out) == {"run": sorted(NEW)}
+    assert names(out) == {"run": sorted(NEW)}
 
 
 def test_no_space_for_the_file_list_is_one_line_too(out, monkeypatch):
@@ -270,3 +281,94 @@ def test_an_interrupt_after_the_commit_says_the_set_is_in_place(out, capsys, mon
     assert capsys.readouterr().err == (f"attention-workshop: interrupted; '{out}' holds the new "
                                        "set, complete\n")
     assert tree(out)["results.log"].startswith(b"[S1]")
+
+
+@pytest.mark.parametrize("kind", ["new", "done"])
+def test_a_learners_folder_named_like_a_stage_is_kept(out, kind):
+    """Once deleted (-new-) or emptied over the learner's files (-done-): a stage is ours only
+    if it holds MARK naming it, never by its name alone."""
+    mine = out / f".attention-workshop-{kind}-mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_bytes(b"the learner's notes in their own folder")
+    (mine / "results.log").write_bytes(b"a log the learner keeps")
+    (mine / manifest.NAME).write_text('{"run": ["notes.txt"]}')
+    before = tree(mine)
+    write_set(out, NEW)
+    assert tree(mine) == before
+    assert {n: tree(out)[n] for n in (*NEW, *MINE)} == {**NEW, **MINE}
+
+
+@pytest.mark.parametrize("mark", [None, "other\n", "mine"])
+def test_a_stage_named_folder_with_a_wrong_mark_is_kept(out, mark):
+    mine = out / ".attention-workshop-new-mine"
+    mine.mkdir()
+    if mark is not None:
+        (mine / staging.MARK).write_text(mark)
+    staging.recover(out)
+    assert mine.is_dir()
+
+
+def test_a_file_the_learner_changed_is_not_removed_with_the_old_set(out):
+    (out / "b.png").write_bytes(b"the learner saved their own picture here")
+    stage = write_set(out, NEW)  # b.png leaves run's set, but it is no longer what run wrote
+    assert stage.removed == []
+    assert tree(out)["b.png"] == b"the learner saved their own picture here"
+
+
+@pytest.mark.parametrize("file_list", [
+    '{"run": ["notes.txt", "explore_weights.png"]}',  # an older list: names alone
+    json.dumps({"run": {"notes.txt": {"bytes": 5, "sha256": "0" * 64}}}),  # a forged one
+], ids=["names alone", "a wrong fingerprint"])
+def test_a_copied_or_edited_file_list_removes_no_file_of_the_learner(out, file_list):
+    (out / manifest.NAME).write_text(file_list)
+    write_set(out, NEW)
+    assert {n: tree(out)[n] for n in MINE} == MINE
+
+
+def test_a_double_fault_says_what_the_folder_holds_and_the_next_run_completes_it(out,
+                                                                              monkeypatch):
+    """Every rename of the commit after the first fails, so a.png (moved in) cannot be moved
+    back: the message names it, and the next command writing there puts the whole new set in."""
+    real_replace, calls = os.replace, []
+
+    def replace(src, dst):
+        if ".attention-workshop-new-" in str(dst):
+            return real_replace(src, dst)  # writing into the stage
+        calls.append(dst)
+        if len(calls) > 1:
+            raise PermissionError(errno.EPERM, "Operation not permitted")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(staging.os, "replace", replace)
+    with pytest.raises(WorkshopError) as raised:
+        write_set(out, NEW)
+    assert str(raised.value) == (
+        f"cannot replace '{out / 'results.log'}' (Operation not permitted), and putting the "
+        f"previous files back failed too: in '{out}', a.png now the new set's, the rest is as "
+        f"it was; the next command writing to '{out}' completes the new set; choose another "
+        "with --out DIR")
+    now = tree(out)
+    assert (now["a.png"], now["results.log"], now["b.png"]) == (NEW["a.png"], OLD["results.log"],
+                                                                OLD["b.png"])  # as it says
+    monkeypatch.setattr(staging.os, "replace", real_replace)
+    write_set(out, {"explore_weights.png": b"explore's new figure"}, "explore")
+    now = tree(out)
+    assert {n: now.get(n) for n in (*OLD, *MINE)} == {**NEW, "b.png": None, **MINE,
+                                                      "explore_weights.png": b"explore's new "
+                                                      b"figure"}
+    assert names(out) == {"run": sorted(NEW), "explore": ["explore_weights.png"]}
+    assert not [p for p in out.iterdir() if p.name.startswith(".attention-workshop-") and
+                p.name != manifest.NAME]  # no stage left
+
+
+def test_a_failed_first_run_into_a_new_nested_path_leaves_no_parents(tmp_path):
+    with pytest.raises(RuntimeError), staging.staged(tmp_path / "a" / "b" / "c", "run") as stage:
+        write_atomic(stage.path / "results.log", "half")
+        raise RuntimeError("a module failed")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_out_is_refused():
+    with pytest.raises(WorkshopError, match="--out '' names no folder"), \
+            staging.staged("", "run"):
+        pass

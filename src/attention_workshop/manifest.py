@@ -1,14 +1,22 @@
-"""Which files each command last wrote into an output folder: the hidden NAME file in it.
+"""Which files each command last wrote into an output folder, and what it wrote: the hidden
+NAME file in it.
 
-    {"run": ["bank_split.png", "results.log", ...], "explore": ["explore_weights.png"]}
+    {"run": {"bank_split.png": {"bytes": 51234, "sha256": "9f2c..."}, ...},
+     "explore": {"explore_weights.png": {...}}}
 
 staging.py reads it to know a command's previous set (the files its new set replaces as a
 whole), and writes the new list with every commit. It is read through userfiles, like any
 file a user could have edited; one that does not look like this is taken as empty (the
-files of the previous set are then replaced by name, and none is removed).
+files of the previous set are then replaced by name, and none is removed). A file of the
+previous set is removed only if it is still what was written (`matches`: same size, same
+SHA-256): a file the learner saved over it, or a name a copied list claims, is kept. An
+older list of names alone ({"run": ["results.log"]}) removes nothing.
 """
 
+import hashlib
 import json
+import os
+import stat
 
 from attention_workshop.errors import WorkshopError
 
@@ -16,27 +24,58 @@ NAME = ".attention-workshop.json"
 REMOVALS = ".removals.json"  # inside a stage being committed: the previous set's extra files
 
 
-def read(folder):  # Path -> {command: [file name]}
-    """Example: after `run --out out`, read(Path("out"))["run"] -> ["bank_split.png", ...]."""
+def read(folder):  # Path -> {command: {file name: fingerprint, or None if not recorded}}
+    """Example: after `run --out out`, sorted(read(Path("out"))["run"]) -> ["bank_split.png",
+    ...]."""
     sets = _read_json(folder / NAME)
     if not isinstance(sets, dict):
         return {}
-    return {command: names for command, names in sets.items()
-            if isinstance(names, list) and all(map(is_plain_name, names))}
+    return {command: files for command, files in ((c, _files(f)) for c, f in sets.items())
+            if files is not None}
 
 
-def write(stage, sets):  # Path, {command: [file name]} -> None
+def write(stage, sets):  # Path, {command: {file name: fingerprint}} -> None
     (stage / NAME).write_text(json.dumps(sets, indent=1, sort_keys=True) + "\n",
                               encoding="utf-8")
 
 
-def write_removals(stage, names):
-    (stage / REMOVALS).write_text(json.dumps(names), encoding="utf-8")
+def fingerprint(path):  # a file we wrote -> {"bytes": size, "sha256": hex digest}
+    with open(path, "rb") as f:
+        return {"bytes": os.fstat(f.fileno()).st_size, "sha256": hashlib.file_digest(
+            f, "sha256").hexdigest()}
 
 
-def read_removals(stage):  # -> [file name]; a damaged list removes nothing
-    names = _read_json(stage / REMOVALS)
-    return names if isinstance(names, list) and all(map(is_plain_name, names)) else []
+def matches(path, recorded):  # -> True if `path` is a regular file, still what was recorded
+    """Example: a results.log the learner edited since `run` wrote it -> False."""
+    if not isinstance(recorded, dict):
+        return False
+    try:
+        info = os.lstat(path)
+        return stat.S_ISREG(info.st_mode) and info.st_size == recorded.get("bytes") and \
+            fingerprint(path) == recorded
+    except OSError:
+        return False
+
+
+def write_removals(stage, files):  # {file name: fingerprint}
+    (stage / REMOVALS).write_text(json.dumps(files), encoding="utf-8")
+
+
+def read_removals(stage):  # -> {file name: fingerprint}; a damaged list removes nothing
+    return _files(_read_json(stage / REMOVALS)) or {}
+
+
+def _files(files):  # a command's entry -> {name: fingerprint | None}, or None if malformed
+    if isinstance(files, list) and all(map(is_plain_name, files)):
+        return dict.fromkeys(files)  # an older list: names without fingerprints
+    if isinstance(files, dict) and all(map(is_plain_name, files)):
+        return {name: fp if _is_fingerprint(fp) else None for name, fp in files.items()}
+    return None
+
+
+def _is_fingerprint(fp):
+    return isinstance(fp, dict) and type(fp.get("bytes")) is int and \
+        isinstance(fp.get("sha256"), str)
 
 
 def is_plain_name(name):

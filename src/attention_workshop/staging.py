@@ -6,11 +6,13 @@
 
 A command's set is the files it wrote last time into that folder (`run`: results.log and
 the figures; `explore`: its figures; `real`: its figures and page), listed in the hidden
-MANIFEST. Everything else in the folder (your own notes, another command's set) is never
-touched. The steps, and what stopping at each leaves behind:
+MANIFEST with each file's size and SHA-256. Everything else in the folder (your own notes,
+another command's set, a file of the set you have since changed) is never removed; nothing
+is taken for ours by its name alone: a stage is ours only if it holds MARK, naming it.
+The steps, and what stopping at each leaves behind:
 
-1. The folder is created if needed and proved writable; leftovers of a killed run are
-   cleaned up (step 4).
+1. The folder is created if needed (with its missing parents, removed again if the run
+   fails) and proved writable; leftovers of a killed run are cleaned up (step 4).
 2. The new files are written into out/.attention-workshop-new-XXXX/ (same file system).
    An error, Ctrl-C or SIGTERM removes it: out/ is byte for byte as it was. A SIGKILL
    leaves it behind; the next command writing to out/ removes it.
@@ -19,7 +21,9 @@ touched. The steps, and what stopping at each leaves behind:
    checked (a folder in the way is refused) and hard-linked aside; the stage is renamed
    out/.attention-workshop-done-XXXX: the commit point. Then each new file is renamed over
    its old one, the previous set's files the new set lacks are removed, and MANIFEST is
-   replaced. A rename that fails (an immutable file) puts every file back as it was.
+   replaced. A rename that fails (an immutable file) puts every file back as it was; if
+   putting back fails too, the stage stays, the message says which files are new or
+   missing, and the next command writing to out/ completes the new set (step 4).
 4. A -new- folder left behind is removed; a -done- folder (a SIGKILL during step 3) is
    finished, so the folder holds the new set whole. A folder whose writer still runs is left
    alone: the writer holds a lock on it.
@@ -30,6 +34,7 @@ import errno
 import os
 import shutil
 import signal
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,9 +42,11 @@ from pathlib import Path
 from attention_workshop import interrupts, manifest
 from attention_workshop.errors import Interrupted, WorkshopError
 from attention_workshop.files import OUT_TODO, cannot_write_folder
+from attention_workshop.userfiles import printable
 
 NEW, DONE = ".attention-workshop-new-", ".attention-workshop-done-"
 ASIDE = ".previous"  # inside a stage being committed: hard links to the files it replaces
+MARK = ".attention-workshop-stage"  # inside each stage: its own name's tail, "XXXX\n"
 
 
 @dataclass
@@ -52,6 +59,7 @@ class Stage:
     written: list = field(default_factory=list)  # after the commit: the new set's paths
     removed: list = field(default_factory=list)  # the previous set's paths the new one lacks
     lock: int = -1  # an open fd holding the stage's lock while this process lives
+    kept: bool = False  # a failed commit could not put back every file: left for recover
 
     def final(self, path):  # a path in the stage -> where it lands: stage/x.png -> folder/x.png
         return self.folder / Path(path).relative_to(self.path)
@@ -64,7 +72,10 @@ def staged(folder, command, todo=OUT_TODO):  # -> Stage
     A failure raises one WorkshopError line (an OSError while writing into the stage names
     the file as it would have been in `folder`); an interrupt raises errors.Interrupted saying
     what `folder` holds. `todo` ends the message when `folder` cannot be written."""
-    folder, created = Path(folder), not os.path.lexists(folder)
+    if str(folder) == "":
+        raise WorkshopError("--out '' names no folder; give one, e.g. --out workshop-output")
+    folder = Path(folder)
+    created = _missing(folder)  # the folder and its parents this run makes, deepest first
     stage = None
     try:
         with interrupts.held() as caught:  # an interrupt takes effect once the stage is locked
@@ -74,6 +85,7 @@ def staged(folder, command, todo=OUT_TODO):  # -> Stage
                     recover(folder)  # run's recover (also under it) never sees it unlocked
                     path = Path(tempfile.mkdtemp(dir=folder, prefix=NEW))
                     lock = _hold_lock(path)  # later runs keep off
+                    (path / MARK).write_text(path.name[len(NEW):] + "\n")
             except OSError as exc:
                 if os.path.lexists(folder) and not folder.is_dir():  # a file, a link to nothing
                     exc = OSError(exc.errno, "it exists and is not a folder")
@@ -93,8 +105,8 @@ def staged(folder, command, todo=OUT_TODO):  # -> Stage
             raise WorkshopError(f"cannot write to output folder '{folder}' ({exc.strerror or exc}"
                                 f"); nothing in it was changed; {_todo(exc, todo)}") from None
     except BaseException as exc:
-        if stage is None or stage.committed:
-            raise  # nothing staged yet; or the set is in place and the message says so
+        if stage is None or stage.committed or stage.kept:
+            raise  # nothing staged yet; or the set is in place (or left) and the message says so
         with interrupts.held():
             _discard(stage.at or stage.path)
         # an interrupt inside an import can surface as another error: interrupts.seen() knows
@@ -105,23 +117,26 @@ def staged(folder, command, todo=OUT_TODO):  # -> Stage
     finally:
         if stage is not None:
             os.close(stage.lock)
-        if created:
-            with contextlib.suppress(OSError):
-                folder.rmdir()  # only if empty: a failed first run leaves no folder behind
+        for made in created:
+            try:
+                made.rmdir()  # only if empty: a failed first run leaves no folder behind
+            except OSError:
+                break
 
 
 def commit(stage, todo=OUT_TODO):
     """Step 3: swap the stage's files in as `stage.command`'s set in `stage.folder`."""
     folder = stage.folder
     names = set_names(stage.path)
+    written = {n: manifest.fingerprint(stage.path / n) for n in names}
     with interrupts.held() as caught, _locked(folder):
         sets = manifest.read(folder)
         others = {n for command, listed in sets.items() if command != stage.command
                   for n in listed}  # a file another command's set holds too stays
-        stale = [n for n in sets.get(stage.command, []) if n not in names and n not in others
-                 and os.path.lexists(folder / n) and not _is_folder(folder / n)]
-        _set_aside(folder, stage.path, names + stale, todo)
-        manifest.write(stage.path, {**sets, stage.command: names})
+        stale = {n: fp for n, fp in sets.get(stage.command, {}).items() if n not in names
+                 and n not in others and manifest.matches(folder / n, fp)}  # ours, unchanged
+        _set_aside(folder, stage.path, names + list(stale), todo)
+        manifest.write(stage.path, {**sets, stage.command: written})
         manifest.write_removals(stage.path, stale)
         done = folder / (DONE + stage.path.name[len(NEW):])
         os.rename(stage.path, done)  # the commit point: from here on the new set wins
@@ -129,10 +144,15 @@ def commit(stage, todo=OUT_TODO):
         try:
             finish(folder, done, names, stale)
         except OSError as exc:
-            _put_back(folder, done, names, stale)
-            raise WorkshopError(f"cannot replace '{folder / (exc.filename or '')}' "
-                                f"({exc.strerror or exc}); nothing in '{folder}' was changed; "
-                                f"{todo}") from None
+            failed = f"cannot replace '{folder / (exc.filename or '')}' ({exc.strerror or exc})"
+            left = _put_back(folder, done, names, stale)
+            if left:
+                stage.kept = True  # the next run's recover finishes it
+                raise WorkshopError(f"{failed}, and putting the previous files back failed "
+                                    f"too: in '{folder}', {left}, the rest is as it was; the "
+                                    f"next command writing to '{folder}' completes the new "
+                                    f"set; {todo}") from None
+            raise WorkshopError(f"{failed}; nothing in '{folder}' was changed; {todo}") from None
         _discard(done)
         stage.committed = True  # while still held: an interrupt from here on finds it set
         stage.written = [folder / n for n in names]
@@ -147,8 +167,8 @@ def finish(folder, done, names, stale):  # rename the set in (step 3), or finish
     for name in names:
         if os.path.lexists(done / name):  # a resumed commit: files already moved are gone
             _rename(done / name, folder / name)
-    for name in stale:
-        with contextlib.suppress(FileNotFoundError):
+    for name, recorded in stale.items():  # {name: fingerprint}: only what was written
+        if manifest.matches(folder / name, recorded):
             os.unlink(folder / name)
     if os.path.lexists(done / manifest.NAME):
         _rename(done / manifest.NAME, folder / manifest.NAME)
@@ -164,8 +184,8 @@ def recover(folder):  # step 4, under the folder's lock
     if _flock is None:
         return  # no locks here (Windows): a live run's stage cannot be told from a dead one's
     for entry in os.scandir(folder):
-        if not entry.name.startswith((NEW, DONE)) or not entry.is_dir(follow_symlinks=False):
-            continue
+        if not _is_stage(entry):
+            continue  # a user's own folder or file, whatever its name
         try:
             lock = _hold_lock(entry.path, wait=False)
         except BlockingIOError:
@@ -203,14 +223,45 @@ def _set_aside(folder, stage, names, todo):
 
 
 def _put_back(folder, done, names, stale):  # a rename failed in step 3: undo every step done
+    """Each new file moved in goes back into the stage, each previous one back in place.
+    Returns "" when all are back, else what differs, e.g. "a.png is the new set's, b.png is
+    missing": the stage still holds every new file not in place, so `finish` can complete it."""
     aside = done / ASIDE
     for name in [*names, *stale]:
-        if os.path.lexists(aside / name):
-            with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # a failed move back keeps the previous file aside
+            if name in names and not os.path.lexists(done / name):  # moved in: move it back
+                os.replace(folder / name, done / name)
+            if os.path.lexists(aside / name):
                 os.replace(aside / name, folder / name)
-        elif not os.path.lexists(done / name):  # a new file that was moved in: take it out
-            with contextlib.suppress(OSError):
-                os.unlink(folder / name)
+    new = [n for n in names if not os.path.lexists(done / n) and os.path.lexists(folder / n)]
+    missing = [n for n in [*names, *stale]
+               if os.path.lexists(aside / n) and not os.path.lexists(folder / n)]
+    return "; ".join(f"{', '.join(printable(n) for n in group)} {verb}" for group, verb in
+                     ((new, "now the new set's"), (missing, "missing")) if group)
+
+
+def _is_stage(entry):  # a DirEntry -> True if it is a stage this code made (MARK names it)
+    """Example: .attention-workshop-new-k2x9 holding MARK "k2x9" -> True; a learner's own
+    .attention-workshop-new-mine folder -> False."""
+    prefix = next((p for p in (NEW, DONE) if entry.name.startswith(p)), None)
+    if prefix is None or not entry.is_dir(follow_symlinks=False):
+        return False
+    try:
+        mark = os.lstat(os.path.join(entry.path, MARK))
+        if not stat.S_ISREG(mark.st_mode) or mark.st_size > 100:
+            return False
+        with open(os.path.join(entry.path, MARK), encoding="utf-8", errors="replace") as f:
+            return f.read() == entry.name[len(prefix):] + "\n"
+    except OSError:
+        return False
+
+
+def _missing(folder):  # -> [folder, its parent, ...]: those that do not exist, deepest first
+    made = []
+    while not os.path.lexists(folder) and folder != folder.parent:
+        made.append(folder)
+        folder = folder.parent
+    return made
 
 
 def _rename(src, dst):  # os.replace, with the error naming dst's name (the file the user sees)

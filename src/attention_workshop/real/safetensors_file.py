@@ -114,13 +114,17 @@ def fields(name, entry):  # header entry -> (name, dtype code, shape, begin, end
 def check_layout(entries, size):  # {name: fields}, bytes after the header
     """The tensors tile the data in order, as the library requires. Example: a [0, 8] and
     b [4, 12] -> refused (b's first 4 bytes are a's last 4)."""
-    at = 0
+    at, gap = 0, None
     for name, _, _, begin, end in sorted(entries.values(), key=lambda e: (e[3], e[4])):
-        if begin != at:
-            shared = "shares bytes with another tensor" if begin < at else "leaves a gap"
-            raise ValueError(f"tensor '{_shown(name)}' at bytes {begin}-{end} {shared} "
-                             f"(the previous one ends at {at})")
+        if begin < at:  # said first: one tensor aliasing another also leaves a gap elsewhere
+            raise ValueError(f"tensor '{_shown(name)}' at bytes {begin}-{end} shares bytes "
+                             f"with another tensor (the previous one ends at {at})")
+        if begin > at and gap is None:
+            gap = f"tensor '{_shown(name)}' at bytes {begin}-{end} leaves a gap (the previous " \
+                  f"one ends at {at})"
         at = end
+    if gap is not None:
+        raise ValueError(gap)
     if at != size:
         raise ValueError(f"its tensors end at byte {at} of {size}" if at < size else
                          f"tensor data ends at byte {at}, past the {size} bytes the file holds")
