@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from head_reference import reference_scores
+from head_reference import reference_scores, target_cells
 
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real import head_patterns as hp
@@ -70,6 +70,8 @@ def test_scores_of_heads_built_to_match_each_pattern():
     for kind, row in expected.items():
         np.testing.assert_allclose(hp.pattern_scores(A, kind, lead)[0], row, rtol=0,
                                    atol=1e-15)
+        assert hp.chance(kind, T, lead) == pytest.approx(even[kind], abs=1e-15)
+        assert hp.chance(kind, T, lead, causal=False) == pytest.approx(1 / T, abs=1e-15)
 
 
 def test_uneven_sequences_and_unknown_kinds_are_refused():
@@ -111,3 +113,59 @@ def test_repr_is_one_short_line():
                           [(5, 1, 0.9121), (4, 11, 0.5)], 10.834, 1.2149)
     assert repr(found) == ("HeadScores(induction, 12 layers x 12 heads on 100 ids, "
                            "top L5 H1 0.912, loss 10.83 -> 1.21 nats)")
+
+
+def test_top_must_be_a_whole_number_from_one():
+    for top in (0, -1, 2.5, True):
+        with pytest.raises(WorkshopError, match="top must be a whole number, at least 1"):
+            hp.heads(None, "sink", top=top)  # refused before the model is touched
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    from attention_workshop.real import load_model
+
+    try:
+        return load_model("minilm")
+    except WorkshopError:
+        pytest.skip("MiniLM's weights are not installed")
+
+
+def test_minilm_scores_equal_transformers_on_the_same_ids(minilm):
+    from head_reference import minilm_bert, torch_run
+
+    found = {kind: hp.heads(minilm, kind, top=3) for kind in hp.KINDS}
+    ids = found["sink"].ids
+    assert all(f.ids == ids for f in found.values())  # one sequence for every kind
+    assert ids[0] == 101 and len(ids) == 101  # [CLS] leads, as in every text MiniLM reads
+    attentions, _ = torch_run(minilm_bert(), ids)
+    for kind, f in found.items():
+        expected = reference_scores(attentions, ids, kind, lead=1)
+        np.testing.assert_allclose(f.scores, expected, rtol=0, atol=1e-4)
+        assert f.top == hp.ranked(f.scores, 3)
+        assert f.loss_first is None and f.loss_second is None
+
+
+@pytest.mark.parametrize(("n_layer", "n_head"), [(2, 4), (3, 2)])
+def test_tiny_gpt2_scores_and_copy_loss_equal_transformers(tmp_path, n_layer, n_head):
+    from head_reference import build_causal_gpt2, torch_run
+
+    from attention_workshop.real import load_model
+
+    reference = build_causal_gpt2(tmp_path, n_layer, n_head, seed=n_layer)
+    ours = load_model(tmp_path)
+    for kind in hp.KINDS:
+        found = hp.heads(ours, kind, top=n_layer * n_head)
+        ids = found.ids
+        assert len(ids) == 100 and ids[:50] == ids[50:]  # no special token here: nothing leads
+        attentions, logits = torch_run(reference, ids)
+        expected = reference_scores(attentions, ids, kind, lead=0)
+        np.testing.assert_allclose(found.scores, expected, rtol=0, atol=1e-4)
+        rows, cols = np.array(target_cells(ids, kind, 0)).T
+        one_off = attentions[..., rows, np.where(cols > 0, cols - 1, 1)].mean(axis=-1)
+        assert np.abs(one_off - expected).max() > 1e-3  # a cell one off would be seen
+        targets = torch.tensor(ids)
+        cross = torch.nn.functional.cross_entropy
+        first = cross(logits[0:49], targets[1:50]).item()  # targets r = 1 .. 49
+        second = cross(logits[50:99], targets[51:100]).item()  # targets r = 51 .. 99
+        assert (found.loss_first, found.loss_second) == pytest.approx((first, second), abs=1e-4)

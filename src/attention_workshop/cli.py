@@ -23,6 +23,7 @@ COMMANDS = {
     "real": "real",
     "explorer": "explorer",
     "check-lesson": "check_lesson",
+    "heads": "heads",
 }
 
 

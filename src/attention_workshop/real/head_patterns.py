@@ -106,6 +106,15 @@ def pattern_scores(attentions, kind, lead=0):  # [L, H, T, T] -> [L, H]
     return attentions[..., rows, cols].astype(np.float64).mean(axis=-1)
 
 
+def chance(kind, T, lead=0, causal=True):  # -> the score of a head that spreads evenly
+    """Each row's weight spread evenly over what it may see (i + 1 tokens if causal, else T):
+    the score no pattern at all gets. Example: chance("sink", 4, causal=False) -> 0.25;
+    chance("sink", 4) -> (1/2 + 1/3 + 1/4) / 3 = 0.3611."""
+    seen = np.tril(np.ones((T, T))) if causal else np.ones((T, T))
+    return float(pattern_scores((seen / seen.sum(axis=-1, keepdims=True))[None, None], kind,
+                                lead)[0, 0])
+
+
 def ranked(scores, top):  # [L, H], int -> [(layer, head, score)], highest first
     """Ties keep layer-then-head order. Example: [[0.1, 0.9], [0.9, 0.2]], top 2 ->
     [(0, 1, 0.9), (1, 0, 0.9)]."""
@@ -160,6 +169,6 @@ def heads(model, kind, top=10):  # Model, str, int -> HeadScores
     result = model.run(ids)
     scores = pattern_scores(result.attentions, kind, lead)
     loss = (None, None)
-    if getattr(result, "logits", None) is not None and model.config.causal:
+    if model.config.causal and result.logits is not None:  # an encoder's are no forecast
         loss = copy_loss(result.logits, ids, lead)
     return HeadScores(kind, ids, scores, ranked(scores, top), *loss)

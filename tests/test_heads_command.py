@@ -1,0 +1,137 @@
+"""`attention-workshop heads` as a user runs it: JSON and text against transformers' own
+attentions on the same ids, progress lines, and one-line errors."""
+
+import io
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from head_reference import minilm_bert, reference_scores, torch_run
+from real_folder import write_folder
+
+from attention_workshop import cli
+from attention_workshop.commands import heads as heads_command
+from attention_workshop.real import catalog, head_patterns
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+
+@pytest.fixture(scope="module")
+def minilm():  # -> the installed MiniLM's folder, or skip
+    from attention_workshop.errors import WorkshopError
+
+    try:
+        return catalog.minilm_folder()
+    except WorkshopError:
+        pytest.skip("MiniLM's weights are not installed")
+
+
+def run_cli(argv, capsys):  # -> (exit code, stdout, stderr)
+    code = cli.main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_the_commands_kinds_are_head_patterns_kinds():
+    assert heads_command.KINDS == tuple(head_patterns.KINDS)
+
+
+@pytest.mark.parametrize("kind", list(head_patterns.KINDS))
+def test_json_scores_equal_transformers_attentions_on_its_ids(minilm, kind, capsys):
+    code, out, err = run_cli(["heads", "--kind", kind, "--top", "4", "--format", "json"], capsys)
+    assert (code, err) == (0, "")
+    data = json.loads(out)
+    assert sorted(data) == sorted(["model", "kind", "ids", "layers", "heads", "chance",
+                                   "scores", "top", "loss_first", "loss_second"])
+    assert data["chance"] == pytest.approx(1 / 101, abs=1e-12)  # an encoder's row: T tokens
+    assert (data["model"], data["kind"], data["layers"], data["heads"]) == ("minilm", kind, 6, 12)
+    ids = data["ids"]
+    assert len(ids) == 101 and ids[0] == 101  # [CLS], then 50 ids twice
+    assert ids[1:51] == ids[51:] and not {0, 100, 101, 102, 103} & set(ids[1:])
+    attentions, _ = torch_run(minilm_bert(), ids)
+    expected = reference_scores(attentions, ids, kind, lead=1)
+    np.testing.assert_allclose(data["scores"], expected, rtol=0, atol=1e-4)
+    best = sorted((-expected[lay, h], lay, h) for lay in range(6) for h in range(12))[:4]
+    got = [(t["layer"], t["head"]) for t in data["top"]]
+    assert got == [(lay, h) for _, lay, h in best]
+    assert data["loss_first"] is None and data["loss_second"] is None  # an encoder
+
+
+def test_text_has_the_ranked_table_the_grid_and_says_why_no_loss(minilm, capsys):
+    code, out, _ = run_cli(["heads", "--kind", "previous", "--top", "3"], capsys)
+    assert code == 0
+    lines = out.splitlines()
+    ids = head_patterns.repeated_ids(30522, {0, 100, 101, 102, 103}, lead=101)
+    attentions, _ = torch_run(minilm_bert(), ids)
+    expected = reference_scores(attentions, ids, "previous", lead=1)
+    assert lines[1] == "previous: each token -> the token just before it"
+    assert lines[2] == "on [CLS] + 50 random tokens (seed 0) repeated once: 101 ids " \
+                       "(--format json lists them)"
+    start = lines.index("  rank  layer  head  score") + 1
+    order = sorted((-expected[lay, h], lay, h) for lay in range(6) for h in range(12))
+    shown = lines[start:start + 3]
+    for n, (line, (score, lay, h)) in enumerate(zip(shown, order[:3], strict=True)):
+        assert line.split() == [str(n + 1), str(lay), str(h), f"{-score:.3f}"]
+    grid = lines.index("every head (rows: layers, columns: heads):") + 1
+    assert lines[grid].split() == [f"H{h}" for h in range(12)]
+    for lay in range(6):
+        row = lines[grid + 1 + lay].split()
+        assert row[0] == f"L{lay}"
+        np.testing.assert_allclose([float(v) for v in row[1:]], expected[lay], atol=0.00051)
+    assert lines[4] == "chance (a head spreading every row evenly over what it sees): 0.010"
+    assert lines[-3].startswith("no copy loss: minilm is an encoder")
+    lay, h = order[0][1:]
+    assert lines[-1] == ('one head on a sentence: attention-workshop real "the river bank" '
+                         f"--model minilm --layer {lay} --head {h}")
+
+
+class Terminal(io.StringIO):  # a stderr that says it is a terminal
+    def isatty(self):
+        return True
+
+
+def test_progress_goes_to_stderr_only_on_a_terminal(minilm, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    assert cli.main(["heads", "--kind", "sink", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["kind"] == "sink"  # stdout stays pure JSON
+    assert sys.stderr.getvalue().splitlines() == [
+        f"loading model 'minilm' from {minilm} ...",
+        "scoring 6 layers x 12 heads by 'sink' ..."]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--kind", "copy"], "argument --kind: invalid choice: 'copy'"),
+    (["--kind", "sink", "--top", "0"], "--top 0 shows no head; give a number of heads, at "
+                                       "least 1"),
+    (["--kind", "sink", "--top", "-3"], "--top -3 shows no head"),
+    (["--kind", "sink", "--top", "many"], "argument --top: invalid int value: 'many'"),
+    (["--top", "3"], "the following arguments are required: --kind"),
+])
+def test_bad_options_are_one_line_and_exit_2(argv, message, capsys):
+    code, out, err = run_cli(["heads", *argv], capsys)
+    assert (code, out) == (2, "")
+    assert len(err.splitlines()) == 1 and message in err
+
+
+@pytest.mark.parametrize(("sizes", "message"), [
+    ({"vocab_size": 300}, "the head patterns need 100 positions (50 random tokens repeated "
+                          "once), but"),
+    ({}, "the model has 9 ordinary tokens, but the head patterns need 50 different ones"),
+])
+def test_a_model_too_small_for_the_sequence_is_one_line(tmp_path, sizes, message, capsys):
+    folder = write_folder(tmp_path / "m", "gpt2", **sizes)  # 6 positions
+    code, out, err = run_cli(["heads", "--model", str(folder), "--kind", "induction"], capsys)
+    assert (code, out) == (2, "")
+    assert len(err.splitlines()) == 1 and message in err
+
+
+@pytest.mark.skipif(shutil.which("attention-workshop") is None, reason="script not installed")
+def test_the_installed_script(minilm):
+    done = subprocess.run(["attention-workshop", "heads", "--kind", "sink", "--top", "2",
+                           "--format", "json"], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert len(json.loads(done.stdout)["top"]) == 2
