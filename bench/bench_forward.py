@@ -54,7 +54,7 @@ def worker(side, threads):
     model = load_model("minilm")
     cfg = model.config
     if side == "numpy":  # ours with numpy's passes for gelu, softmax, layer norm (bench_kernels)
-        from attention_workshop.real import kernels
+        from attention_workshop.real.fast import kernels
 
         kernels.compiled = None
     if side in ("ours", "numpy"):
@@ -262,7 +262,7 @@ def main(argv=None):
     args = options(__doc__, argv)
     if args.worker:
         return worker(args.worker, args.threads[0])
-    from attention_workshop.real import kernels
+    from attention_workshop.real.fast import kernels
 
     return run_all(bench, args, "ours: gelu, softmax and layer norm by " + (
         "real/_kernels.c, compiled" if kernels.compiled else "numpy (real/_kernels.c not built)"))

@@ -35,7 +35,7 @@ def bench(threads, args):
 
 def main(argv=None):
     args = options(__doc__, argv)
-    from attention_workshop.real import kernels
+    from attention_workshop.real.fast import kernels
 
     if kernels.compiled is None:
         raise SystemExit("real/_kernels.c is not built here: nothing to compare (reinstall "

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from attention_workshop.real.checkpoint import config_from_dict
+from attention_workshop.real.config import config_from_dict
 from attention_workshop.real.families import family
 
 WORDS = ["[CLS]", "[SEP]", "[UNK]", "the", "river", "money", "bank", "by", "water"]
@@ -16,6 +16,11 @@ CONFIGS = {  # one tiny config.json per family in families.FAMILIES: 2 layers, 2
     "bert": {"model_type": "bert", "num_hidden_layers": 2, "num_attention_heads": 2,
              "hidden_size": 8, "intermediate_size": 16, "max_position_embeddings": 6,
              "vocab_size": len(WORDS), "type_vocab_size": 2, "hidden_act": "gelu"},
+    "llama": {"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "hidden_size": 8, "intermediate_size": 12,
+              "max_position_embeddings": 6, "vocab_size": len(WORDS), "head_dim": 4,
+              "rms_norm_eps": 1e-5, "rope_parameters": {"rope_theta": 500.0,
+                                                        "rope_type": "default"}},
 }
 
 

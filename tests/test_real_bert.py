@@ -9,8 +9,9 @@ import pytest
 from torch_reference import run_reference
 
 from attention_workshop.errors import WorkshopError
-from attention_workshop.real import kernels, load_model
+from attention_workshop.real import load_model
 from attention_workshop.real.catalog import MINILM_INSTALL, minilm_folder
+from attention_workshop.real.fast import kernels
 
 pytest.importorskip("safetensors")
 pytest.importorskip("tokenizers")

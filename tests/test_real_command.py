@@ -122,10 +122,12 @@ def test_model_help_lists_every_known_name_and_family(capsys):
     assert cli.main(["real", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())  # argparse wraps the lines
     assert "--model NAME_OR_PATH minilm (default, installed with pip), gpt2 (Hugging Face " \
-        "cache), or a folder with config.json, model.safetensors, tokenizer.json" in text
+        "cache), smollm2 (installed with pip), a folder with config.json, model.safetensors, " \
+        "tokenizer.json (model_type bert, gpt2 or llama; the weights may be sharded), or a " \
+        ".gguf file" in text
     for name, known in catalog.KNOWN.items():
         assert f"{name} (" in text and known.source in text
-    assert f"(model_type {' or '.join(FAMILIES)})" in text
+    assert set(FAMILIES) == {"bert", "gpt2", "llama"}
 
 
 @pytest.mark.parametrize("argv", [["real", "the river bank", "--layer", "2", "--head", "4"],

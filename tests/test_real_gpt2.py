@@ -69,7 +69,7 @@ def test_attentions_and_hidden_equal_transformers(tmp_path, n_layer, n_head, n_e
 
 
 def test_long_input_equals_transformers(tmp_path):
-    """Past fast_loop.SPLIT_FROM: each stage split over two threads, the causal mask whole."""
+    """Past fast/loop.SPLIT_FROM: each stage split over two threads, the causal mask whole."""
     model = build_gpt2(tmp_path, n_layer=2, n_head=4, n_positions=400)
     ours = load_model(tmp_path)
     result = ours.run(" ".join(SENTENCES * 12))

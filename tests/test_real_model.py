@@ -30,8 +30,15 @@ def test_public_api_keeps_its_names_and_fields():
     assert DEFAULT == "minilm" and DEFAULT in KNOWN
     assert [f.name for f in fields(RunResult)] == [
         "tokens", "ids", "special", "attentions", "hidden", "hidden_states", "queries", "keys",
-        "values"]
-    assert [f.name for f in fields(Model)] == ["name", "config", "weights", "tokenizer"]
+        "values", "head"]
+    assert [f.name for f in fields(Model)] == ["name", "config", "weights", "tokenizer", "fast"]
+
+
+def test_a_result_prints_in_one_short_line(tmp_path):
+    result = load_model(write_folder(tmp_path, "gpt2")).run("the river bank by the water")
+    text = repr(result)
+    assert "\n" not in text and len(text) < 400
+    assert "attentions=float32[2, 2, 6, 6]" in text and "logits=float32[6, 9]" in text
 
 
 

@@ -12,11 +12,18 @@ def softmax(x, axis=-1):  # [..., n] -> [..., n], sums to 1 along `axis`
     Example: softmax([0.0, 0.54, 0.99]) -> [0.185, 0.317, 0.498] (rounded).
     Subtracting each slice's maximum first changes nothing mathematically
     (softmax ignores a shift) but keeps exp() from overflowing on scores like 1e4.
-    Entries of -inf get exactly zero share.
+    Entries of -inf get exactly zero share. float32 stays float32 (a real model's forward
+    pass runs in its weights' precision); anything else is computed in float64.
     """
-    x = np.asarray(x, dtype=float)
+    x = working(x)
     e = np.exp(x - np.max(x, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def working(a):  # array-like -> float32 or float64 array
+    """The precision a computation runs in: float32 input stays float32, all else float64."""
+    a = np.asarray(a)
+    return a if a.dtype in (np.float32, np.float64) else a.astype(np.float64)
 
 
 def causal_mask(T):  # int -> [T, T] bool
@@ -38,11 +45,12 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     Example: q = [[1, 0]], k = [[1, 0], [0, 1]], v = [[10], [20]]:
     scores = [1, 0] / sqrt(2) = [0.707, 0]; weights = [0.670, 0.330]; output = [[13.30]].
     """
-    q, k, v = (np.asarray(a, dtype=float) for a in (q, k, v))
+    dtype = np.result_type(*(working(a) for a in (q, k, v)))  # float32 only if all are
+    q, k, v = (np.asarray(a, dtype=dtype) for a in (q, k, v))
     d_k = q.shape[-1]
     # q @ k.T / sqrt(d_k), with the division on q first: the same numbers, and the same last
     # bits that the log and `explore --format json` have always printed
-    scores = (q / np.sqrt(d_k)) @ np.swapaxes(k, -1, -2)  # [..., T_q, T_k]
+    scores = (q / np.sqrt(d_k, dtype=dtype)) @ np.swapaxes(k, -1, -2)  # [..., T_q, T_k]
     if mask is not None:
         if not np.any(mask, axis=-1).all():
             raise ValueError("the mask leaves a query with no key to attend to")

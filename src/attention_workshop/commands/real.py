@@ -6,7 +6,8 @@ import sys
 from attention_workshop.real.catalog import DEFAULT, FILES, KNOWN  # no numpy: --help stays fast
 from attention_workshop.real.families import FAMILIES
 
-HELP = "run a real pretrained transformer (MiniLM, GPT-2) on a sentence and show its attention"
+HELP = ("run a real pretrained transformer (MiniLM, GPT-2, SmolLM2) on a sentence and show "
+        "its attention")
 
 
 def add_arguments(parser):
@@ -32,12 +33,14 @@ def add_arguments(parser):
 
 
 def model_help():
-    """Example: 'minilm (default, installed with pip), gpt2 (Hugging Face cache), or a folder
-    with config.json, model.safetensors, tokenizer.json (model_type bert or gpt2)'."""
+    """Example: 'minilm (default, installed with pip), gpt2 (Hugging Face cache), smollm2
+    (installed with pip), a folder with config.json, model.safetensors, tokenizer.json
+    (model_type bert, gpt2 or llama; the weights may be sharded), or a .gguf file'."""
     names = [f"{name} ({'default, ' if name == DEFAULT else ''}{known.source})"
              for name, known in KNOWN.items()]
-    return (f"{', '.join(names)}, or a folder with {', '.join(FILES)} "
-            f"(model_type {' or '.join(FAMILIES)})")
+    *first, last = FAMILIES
+    return (f"{', '.join(names)}, a folder with {', '.join(FILES)} (model_type "
+            f"{', '.join(first)} or {last}; the weights may be sharded), or a .gguf file")
 
 
 def say(message):  # where files went: stderr, so stdout stays clean for --format json

@@ -9,17 +9,21 @@
 
 The files, in the order a run uses them:
 
-    catalog.py      a name (minilm, gpt2) or a path -> a checked model folder
-    checkpoint.py   the folder -> ModelConfig, weights by checkpoint name, tokenizer
-    families.py     config.json's model_type -> its family file; what a family must define
-    bert.py         BERT (MiniLM): config keys, weight names and shapes, forward pass
-    gpt2.py         GPT-2: the same for a causal decoder
-    transformer.py  the pieces both are made of: layer_norm, gelu, heads split and merged
-    fast_path.py    attention on buffers, in place (tested against the core's formula),
-                    the layer loop that fills the outputs, row blocks
-    model.py        Model.run: text -> tokens -> forward pass -> RunResult
-    head_search.py  which heads matter: where a word looks hardest at another word
-    printout.py     what `attention-workshop real` prints: text tables or JSON
+    catalog.py          a name (minilm, gpt2, smollm2) or a path -> a model folder or .gguf file
+    checkpoint.py       the folder -> ModelConfig, weights by checkpoint name, tokenizer
+    config.py           config.json -> ModelConfig, every value checked (folder_checks.py)
+    shards.py           model.safetensors, or the shards its index lists
+    safetensors_file.py a .safetensors file's header, its tensors mapped in place
+    gguf_file.py, gguf_checkpoint.py, gguf_tokenizer.py   the same from one GGUF file
+    families.py         model_type -> its family file; the contract every family meets
+    bert.py, gpt2.py, llama.py   each family whole: config keys, tensor names, forward pass
+    layers.py           what the families are made of: norms, activations, rotary, heads
+    trace.py            the arrays a forward pass fills, layer by layer
+    model.py            Model.run: text or ids -> tokens -> forward pass -> RunResult
+    decode.py           greedy generation with a KV cache (decoders)
+    fast/               the accelerator: float32 forward passes made fast, proved equal
+    head_search.py, head_patterns.py   which heads matter; heads scored by a pattern
+    printout.py, drift.py, words.py    what `attention-workshop real` prints
 
 It never draws: the head grids and the HTML head view are in figures/.
 """
@@ -29,20 +33,33 @@ from attention_workshop.real.catalog import DEFAULT, KNOWN
 __all__ = ["DEFAULT", "KNOWN", "Model", "RunResult", "load_model"]
 
 
-def load_model(name=DEFAULT, download=False, dtype="float32", say=None):  # str | Path -> Model
-    """Load a model by name ("minilm", "gpt2") or from a folder with config.json,
-    model.safetensors and tokenizer.json. Only download=True may use the network.
-    `dtype` is the working precision (np.float64 for digits that never change).
-    `say`, if given, is told when the (slow) loading starts, once the name has resolved."""
+def load_model(name=DEFAULT, download=False, dtype="float32", say=None, fast=True):
+    # str | Path -> Model
+    """Load a model by name ("minilm", "gpt2", "smollm2"), from a folder with config.json,
+    model.safetensors (or its shards) and tokenizer.json, or from a .gguf file. Only
+    download=True may use the network. `dtype` is the working precision (np.float64 for
+    digits that never change). `say`, if given, is told when the (slow) loading starts,
+    once the name has resolved. fast=False runs the family's readable forward only."""
     from attention_workshop.real.catalog import resolve
-    from attention_workshop.real.checkpoint import load_folder
     from attention_workshop.real.model import Model
 
-    folder = resolve(name, download=download)
+    found = resolve(name, download=download)
     if say:
-        say(f"loading model '{name}' from {folder} ...")
-    config, weights, tokenizer = load_folder(folder, dtype=dtype)
-    return Model(name=str(name), config=config, weights=weights, tokenizer=tokenizer)
+        say(f"loading model '{name}' from {found} ...")
+    if found.suffix.lower() == ".gguf":
+        from attention_workshop.real.config import config_from_dict
+        from attention_workshop.real.gguf_checkpoint import read_gguf
+
+        raw, weights, tokenizer = read_gguf(found, dtype=dtype)
+        config = config_from_dict(raw, found)
+        weights = {name[len("model."):] if name.startswith("model.") else name: array
+                   for name, array in weights.items()}
+    else:
+        from attention_workshop.real.checkpoint import load_folder
+
+        config, weights, tokenizer = load_folder(found, dtype=dtype)
+    return Model(name=str(name), config=config, weights=weights, tokenizer=tokenizer,
+                 fast=fast)
 
 
 def __getattr__(name):  # Model and RunResult bring numpy: imported when first asked for,

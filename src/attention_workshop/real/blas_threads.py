@@ -1,7 +1,7 @@
 """How many threads the BLAS (numpy's matrix products) may use, and holding it at one.
 
-Held at one thread: (1) while fast_loop.py runs two Python threads, one per core, each
-doing its own products; (2) for inputs under fast_loop.ONE_BLAS_THREAD_BELOW tokens;
+Held at one thread: (1) while fast/loop.py runs two Python threads, one per core, each
+doing its own products; (2) for inputs under fast/loop.ONE_BLAS_THREAD_BELOW tokens;
 (3) in float64 forward passes, whose digits then never depend on
 the thread count (OpenBLAS's two-thread products round differently from 200 tokens on) and
 whose small products (Module 3's 5-token sentences) never wait for a second thread (on this

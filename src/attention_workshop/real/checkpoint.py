@@ -1,91 +1,21 @@
 """A model folder -> its config, weights and tokenizer, each checked before use.
 
-config.json's sizes become one frozen ModelConfig in one vocabulary (n_layer, n_head,
-d_model, d_head), whatever the family calls them (hidden_size vs n_embd: each family
-file's CONFIG_KEYS says). The weight loader only copies: every tensor keeps its
-checkpoint name, and a missing or wrongly shaped one is an error that names it. Every
-config value, the file's layer count and dtypes, and the tokenizer's ids are checked first
-(folder_checks.py), before anything is allocated.
+config.json becomes a ModelConfig (config.py). The weight loader only copies: every tensor
+keeps its checkpoint name, and a missing or wrongly shaped one is an error that names it.
+The weights are one model.safetensors or shards listed by model.safetensors.index.json
+(shards.py). Every config value, the file's layer count and dtypes, and the tokenizer's ids
+are checked first (folder_checks.py), before anything is allocated.
 """
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import replace
 
 import numpy as np
 
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real import folder_checks as checks
 from attention_workshop.real.catalog import check_folder
-from attention_workshop.real.families import FAMILIES, family
-from attention_workshop.real.transformer import ACTIVATION
-from attention_workshop.userfiles import refuse
-
-KINDS = {"eps": "epsilon", "activation": tuple(ACTIVATION)}  # how a field is checked; else "size"
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    family: str  # config.json's model_type, a key of families.FAMILIES: "bert", "gpt2"
-    causal: bool  # the family's CAUSAL: True if token i sees only tokens 0..i
-    n_layer: int
-    n_head: int
-    d_model: int
-    d_mlp: int  # width of the MLP's hidden layer
-    n_ctx: int  # how many positions the model has embeddings for
-    n_vocab: int
-    n_type: int  # BERT's token-type (segment) rows; 0 for GPT-2
-    eps: float  # layer norm epsilon
-    activation: str  # a key of transformer.ACTIVATION: "gelu" (erf), "gelu_new" (tanh)
-    # A size only a new family has goes below, with a default, so other families need not
-    # declare it (e.g. a LLaMA-style n_kv_head: int = 0).
-
-    @property
-    def d_head(self):
-        """Example: d_model 384 split over 12 heads -> d_head 32 (MiniLM's d_k)."""
-        return self.d_model // self.n_head
-
-
-def read_config(path):  # Path to config.json -> ModelConfig
-    """Example: MiniLM's config.json -> ModelConfig(family='bert', n_layer=6, n_head=12, ...)."""
-    from attention_workshop.userfiles import read_json
-
-    return config_from_dict(read_json(path, "model config", checks.TODO), path)
-
-
-def config_from_dict(raw, where="config.json"):  # dict -> ModelConfig, every value checked
-    """Example: {"model_type": "gpt2", "n_layer": 2, ...} -> ModelConfig(family='gpt2', ...);
-    {"num_attention_heads": 0, ...} -> "cannot read model config 'config.json':
-    num_attention_heads is 0; it must be a whole number, at least 1; ..."."""
-    if not isinstance(raw, dict):
-        raise refuse("model config", where, "expected a table of keys at the top", checks.TODO)
-    model_type = raw.get("model_type")
-    if not isinstance(model_type, str) or model_type not in FAMILIES:
-        raise refuse("model config", where, f"model_type {checks.shown(model_type)} is not "
-                     f"supported; this workshop reads {' and '.join(FAMILIES)} models",
-                     "give the folder of one of those")
-    fam = family(model_type)
-    for key, wanted in fam.REQUIRED.items():
-        if raw.get(key, wanted) != wanted:
-            raise refuse("model config", where, f"{key} is {checks.shown(raw[key])}, which is "
-                         f"not supported (needs {checks.shown(wanted)})", checks.TODO)
-    values = {"family": model_type, "causal": fam.CAUSAL}
-    for field in fields(ModelConfig)[2:]:
-        key = fam.CONFIG_KEYS.get(field.name)
-        if key in raw:
-            values[field.name] = checks.config_value(
-                where, key, raw[key], KINDS.get(field.name, "size"),
-                may_be_null=field.name in fam.DEFAULTS and fam.DEFAULTS[field.name] is None)
-        elif field.name in fam.DEFAULTS:
-            values[field.name] = fam.DEFAULTS[field.name]
-        elif key is not None:
-            raise refuse("model config", where, f"the key '{key}' is missing", checks.TODO)
-        # else the field keeps ModelConfig's own default (a size other families do not have)
-    if values["d_mlp"] is None:  # e.g. GPT-2's n_inner: null means 4 x n_embd
-        values["d_mlp"] = 4 * values["d_model"]
-    config = ModelConfig(**values)
-    if config.d_model % config.n_head:
-        raise refuse("model config", where, f"d_model {config.d_model} is not a multiple of "
-                     f"{config.n_head} heads", checks.TODO)
-    return config
+from attention_workshop.real.config import read_config
+from attention_workshop.real.families import family
 
 
 def read_weights(path, cfg, dtype="float32"):  # Path, ModelConfig -> ({name: array}, check)
@@ -100,15 +30,11 @@ def read_weights(path, cfg, dtype="float32"):  # Path, ModelConfig -> ({name: ar
     `check()` looks for NaN and infinity in every tensor but that table, whose rows are
     checked as they are read: a cold run sums 43 MB of MiniLM's numbers, not 90.
     """
-    from attention_workshop.real.safetensors_file import as_one_array, numbers, tensors
+    from attention_workshop.real.safetensors_file import as_one_array, numbers
+    from attention_workshop.real.shards import stored_tensors
 
     fam = family(cfg.family)
-    try:
-        stored = tensors(path)  # the header read and checked; nothing loaded yet
-    except (OSError, ValueError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise WorkshopError(f"cannot read {path} as safetensors ({reason}); the file is corrupt "
-                            f"or incomplete: download or install it again") from None
+    stored = stored_tensors(path)  # the headers read and checked; nothing loaded yet
     prefix = fam.PREFIX if any(n.startswith(fam.PREFIX) for n in stored) else ""
     # names listed for the layers the header can hold, not for num_hidden_layers 1e9
     outside = len(fam.tensor_shapes(replace(cfg, n_layer=0)))
@@ -116,22 +42,25 @@ def read_weights(path, cfg, dtype="float32"):  # Path, ModelConfig -> ({name: ar
                               outside, len(stored))
     asked = f" (config.json asks for {cfg.n_layer} layers)" if cfg.n_layer > most else ""
     expected = fam.tensor_shapes(replace(cfg, n_layer=min(cfg.n_layer, most + 1)))
+    # a head beside the nested model (Llama's lm_head) keeps its own name
+    key = {name: name if prefix + name not in stored and name in stored else prefix + name
+           for name in expected}
     for name, shape in expected.items():
-        if prefix + name not in stored:
-            raise WorkshopError(f"tensor '{prefix}{name}' is missing from {path}{asked}; "
+        if key[name] not in stored:
+            raise WorkshopError(f"tensor '{key[name]}' is missing from {path}{asked}; "
                                 f"is this a {cfg.family} checkpoint matching config.json?")
-        checks.check_dtype(path, prefix + name, stored[prefix + name].dtype)
-        actual = stored[prefix + name].shape
+        checks.check_dtype(path, key[name], stored[key[name]].dtype)
+        actual = stored[key[name]].shape
         if actual != shape:
-            raise WorkshopError(f"tensor '{prefix}{name}' in {path} has shape "
+            raise WorkshopError(f"tensor '{key[name]}' in {path} has shape "
                                 f"{list(actual)}, but config.json implies {list(shape)}")
-    weights = {name: working(numbers(stored[prefix + name]), dtype,
-                             f"'{prefix}{name}' in {path}" if shape[0] == cfg.n_vocab else None)
+    weights = {name: working(numbers(stored[key[name]]), dtype,
+                             f"'{key[name]}' in {path}" if shape[0] == cfg.n_vocab else None)
                for name, shape in expected.items()}
     tables = [w.stored for w in weights.values() if isinstance(w, LookupTable)]
 
     def check():  # a NaN or inf weight would poison every output: WorkshopError naming it
-        pieces = as_one_array(stored, leave_out=tables)  # the other tensors' numbers
+        pieces = None if stored.data is None else as_one_array(stored, leave_out=tables)
         # a sum or two, each one call without the GIL (load_folder runs this beside the
         # tokenizer, which holds the GIL, so the longest goes first): MiniLM's 43 MB, ~15 ms
         if pieces is not None and all(all_finite(piece) for piece in
@@ -139,7 +68,7 @@ def read_weights(path, cfg, dtype="float32"):  # Path, ModelConfig -> ({name: ar
             return
         for name, tensor in weights.items():
             if not isinstance(tensor, LookupTable) and not all_finite(tensor):
-                raise WorkshopError(damaged(f"'{prefix}{name}' in {path}"))
+                raise WorkshopError(damaged(f"'{key[name]}' in {path}"))
     return weights, check
 
 
@@ -228,12 +157,13 @@ def load_folder(folder, dtype="float32"):  # path -> (ModelConfig, weights, Toke
     GIL). A tokenizer's error still comes first, as when the two were read one after the
     other.
     """
-    from attention_workshop.real.team import Worker
+    from attention_workshop.real.fast.team import Worker
+    from attention_workshop.real.shards import weights_file
 
     folder = check_folder(folder)
     cfg = read_config(folder / "config.json")
     try:
-        weights, check = read_weights(folder / "model.safetensors", cfg, dtype)
+        weights, check = read_weights(weights_file(folder), cfg, dtype)
         late = None
     except WorkshopError as exc:
         weights, check, late = None, (lambda: None), exc  # raised after the tokenizer's

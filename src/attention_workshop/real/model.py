@@ -1,11 +1,18 @@
-"""A loaded model and its run: text -> tokens -> the family's forward pass -> RunResult."""
+"""A loaded model and its run: text (or token ids) -> the family's forward pass -> RunResult.
 
+The forward pass is the family's readable one (bert.py, gpt2.py, llama.py), or its
+accelerator in float32 where real/fast/ has one (proved equal to it).
+"""
+
+import contextlib
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from attention_workshop.errors import WorkshopError
-from attention_workshop.real.checkpoint import ModelConfig, all_finite
+from attention_workshop.real.checkpoint import all_finite
+from attention_workshop.real.config import ModelConfig
 from attention_workshop.real.families import family
 from attention_workshop.sentences import check_sentence
 from attention_workshop.userfiles import printable
@@ -13,7 +20,16 @@ from attention_workshop.userfiles import printable
 MAX_TOKENS = 512  # [n_layer, n_head, T, T] weights are kept, printed and drawn: T stays modest
 
 
-@dataclass(frozen=True)
+def shape_of(value):  # a field's value -> its short description for a repr
+    """Example: a float32 array [6, 12, 5, 5] -> 'float32[6, 12, 5, 5]'; 7 tokens -> '[7 items]'."""
+    if isinstance(value, np.ndarray):
+        return f"{value.dtype}[{', '.join(map(str, value.shape))}]"
+    if isinstance(value, list) and len(value) > 6:
+        return f"[{', '.join(map(repr, value[:3]))}, ... {len(value)} items]"
+    return repr(value)
+
+
+@dataclass(frozen=True, repr=False)
 class RunResult:
     tokens: list  # as the tokenizer writes them: ['[CLS]', 'the', 'river', 'bank', '[SEP]']
     ids: list
@@ -22,8 +38,20 @@ class RunResult:
     hidden: np.ndarray  # [T, d_model], the last layer's output
     hidden_states: np.ndarray  # [n_layer + 1, T, d_model]: embeddings, then every layer
     queries: np.ndarray  # [n_layer, n_head, T, d_head]
-    keys: np.ndarray  # [n_layer, n_head, T, d_head]
-    values: np.ndarray  # [n_layer, n_head, T, d_head]: head h's output is attentions @ values
+    keys: np.ndarray  # [n_layer, n_kv_head, T, d_head]: the model's own key/value heads
+    values: np.ndarray  # [n_layer, n_kv_head, T, d_head]: head h blends values[h // group]
+    head: object = field(default=None, repr=False, compare=False)  # hidden -> logits
+
+    @functools.cached_property
+    def logits(self):  # [T, n_vocab]: each position's next-token scores; None for an encoder
+        """Computed when first read (a tied head multiplies by the whole embedding table)."""
+        return None if self.head is None else self.head(self.hidden)
+
+    def __repr__(self):  # short, like numpy's: shapes and a few tokens, not 1,700 lines
+        parts = ", ".join(f"{name}={shape_of(getattr(self, name))}" for name in
+                          ("tokens", "attentions", "hidden_states", "queries", "keys",
+                           "logits"))
+        return f"RunResult({parts})"
 
     def _repr_html_(self):  # a notebook shows tables; a terminal keeps the plain repr
         from attention_workshop.notebook_html import run_html
@@ -36,31 +64,77 @@ class Model:
     config: ModelConfig
     weights: dict = field(repr=False)  # checkpoint name -> array
     tokenizer: object = field(repr=False)
+    fast: bool = True  # run real/fast/'s accelerator where the family has one (float32)
 
-    def run(self, sentence):  # str -> RunResult
-        """Tokenize `sentence` and run the forward pass in NumPy.
+    @property
+    def dtype(self):  # the working precision, the weights': "float32", or "float64" for
+        return str(next(iter(self.weights.values())).dtype)  # digits that never change
+
+    def encode(self, text):  # str -> [ids], as run(text) would run them
+        return encode(self.tokenizer, text, self.config.n_ctx)[1]
+
+    def run(self, sentence, past=None):  # str | [ids] -> RunResult
+        """Tokenize `sentence` (or take its token ids as they are) and run the forward pass.
 
         Example: load_model("minilm").run("the river bank").attentions.shape -> (6, 12, 5, 5).
         Numbers that overflow (huge weights) are refused, naming the layer, never returned.
+        `past` (a decoder's earlier RunResult on the tokens before) is its KV cache: only
+        the new tokens run, attending to the cached keys and values (decode.py).
         """
-        tokens, ids, special = encode(self.tokenizer, sentence, self.config.n_ctx)
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # checked below
-            out = family(self.config.family).forward(self.weights, self.config, np.asarray(ids))
+        if isinstance(sentence, str):
+            tokens, ids, special = encode(self.tokenizer, sentence, self.config.n_ctx)
+        else:
+            tokens, ids, special = given_ids(self.tokenizer, sentence, self.config)
+        out = self.forward(np.asarray(ids), past)
         check_finite(self.name, out)
         return RunResult(tokens=tokens, ids=ids, special=special, attentions=out["attentions"],
                          hidden=out["hidden_states"][-1], hidden_states=out["hidden_states"],
-                         queries=out["queries"], keys=out["keys"], values=out["values"])
+                         queries=out["queries"], keys=out["keys"], values=out["values"],
+                         head=self.head())
+
+    def head(self):  # -> hidden [T, d_model] -> logits [T, n_vocab], or None (an encoder)
+        fam = family(self.config.family)
+        if not hasattr(fam, "logits"):
+            return None
+
+        def next_token_scores(hidden):
+            with np.errstate(over="ignore", invalid="ignore"):  # checked below
+                scores = fam.logits(self.weights, self.config, hidden)
+            if not all_finite(scores):
+                raise WorkshopError(f"{self.name}'s numbers overflow to NaN or infinity in its "
+                                    "output head (the next token's scores): its weights are "
+                                    "out of range; nothing is shown")
+            return scores
+        return next_token_scores
+
+    def forward(self, ids, past=None):  # [T] ints -> the family's dict of arrays
+        from attention_workshop.real.blas_threads import one_blas_thread
+        from attention_workshop.real.fast import accelerated
+
+        cfg, fam = self.config, family(self.config.family)
+        fast = accelerated(cfg, self.dtype) if self.fast and past is None else None
+        # float64's digits never depend on the thread count (blas_threads.py)
+        threads = one_blas_thread() if self.dtype == "float64" else contextlib.nullcontext()
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"), threads:  # checked
+            if fast is not None:
+                out = fast(self.weights, cfg, ids)
+            elif past is not None:
+                out = fam.forward(self.weights, cfg, ids, past={"keys": past.keys,
+                                                                "values": past.values})
+            else:
+                out = fam.forward(self.weights, cfg, ids)
+        return out
 
 
 def check_finite(name, out):  # forward's dict of arrays -> None, or WorkshopError
     """The first layer whose numbers are NaN or infinite, named. Example: weights of 1e30 ->
     "gpt2's numbers overflow to NaN or infinity in layer 0 (its attention); ...".
 
-    Only the hidden states are summed (all_finite): a layer's attention weights reach its
-    output through weights @ v, W_O and a layer norm, and a NaN or an infinity survives each
-    (inf * 0 is NaN), so finite outputs mean finite weights. The [L, H, T, T] weights are
-    read only to name a failing layer's cause: summing them all took 13-22 ms at 512 tokens.
-    tests/test_real_model.py checks that claim on both families.
+    Only the hidden states are summed (all_finite): a layer's
+    attention weights reach its output through weights @ v, W_O and a norm, and a NaN or an
+    infinity survives each (inf * 0 is NaN), so finite outputs mean finite weights. The
+    [L, H, T, T] weights are read only to name a failing layer's cause.
+    tests/test_real_model.py checks that claim on every family.
     """
     hidden, attentions = out["hidden_states"], out["attentions"]  # [L + 1, T, D], [L, H, T, T]
     for i in range(len(hidden)):  # all_finite: one summing pass, no boolean copy (3x faster)
@@ -73,12 +147,36 @@ def check_finite(name, out):  # forward's dict of arrays -> None, or WorkshopErr
         else:
             where = f"layer {i - 1} (its output)"
         raise WorkshopError(f"{name}'s numbers overflow to NaN or infinity in {where}: its "
-                            "weights or config.json's values (layer_norm_eps) are out of range; "
-                            "nothing is shown")
+                            "weights or config.json's values (the norm's epsilon) are out of "
+                            "range; nothing is shown")
 
 
 def special_ids(tokenizer):  # -> {id} of the tokenizer's special tokens ([CLS], <|endoftext|>)
     return {i for i, token in tokenizer.get_added_tokens_decoder().items() if token.special}
+
+
+def given_ids(tokenizer, ids, cfg):  # [ints] -> (tokens, ids, special), each id checked
+    """Token ids run as given, nothing added. Example: [1, 3] -> (['<|im_start|>', 'the'],
+    [1, 3], [True, False]) for a tokenizer whose id 1 is special."""
+    ids = [int(i) for i in ids] if all(isinstance(i, int | np.integer) and not isinstance(
+        i, bool) for i in ids) else None
+    if not ids:
+        raise WorkshopError("give token ids as a non-empty list of whole numbers")
+    bad = [i for i in ids if not 0 <= i < cfg.n_vocab]
+    if bad:
+        raise WorkshopError(f"token id {bad[0]} is outside the model's vocabulary (ids 0-"
+                            f"{cfg.n_vocab - 1})")
+    check_length(len(ids), cfg.n_ctx)
+    typed = special_ids(tokenizer)
+    tokens = [tokenizer.id_to_token(i) or f"<{i}>" for i in ids]
+    return tokens, ids, [i in typed for i in ids]
+
+
+def check_length(T, n_ctx):  # tokens, the model's positions -> None, or WorkshopError
+    if T > min(n_ctx, MAX_TOKENS):
+        most = (f"the model has positions for {n_ctx}" if n_ctx <= MAX_TOKENS
+                else f"real reads at most {MAX_TOKENS}")
+        raise WorkshopError(f"the sentence is {T} tokens long, but {most}; shorten it")
 
 
 def encode(tokenizer, sentence, n_ctx):  # Tokenizer, str, int -> (tokens, ids, special)
@@ -95,8 +193,5 @@ def encode(tokenizer, sentence, n_ctx):  # Tokenizer, str, int -> (tokens, ids, 
         shown = printable(" ".join(tokens), 80) if tokens else "none"
         raise WorkshopError(f"the sentence gives no word token (its tokens: {shown}); give a "
                             'few words, e.g. "the river bank"')
-    if len(ids) > min(n_ctx, MAX_TOKENS):
-        most = (f"the model has positions for {n_ctx}" if n_ctx <= MAX_TOKENS
-                else f"real reads at most {MAX_TOKENS}")
-        raise WorkshopError(f"the sentence is {len(ids)} tokens long, but {most}; shorten it")
+    check_length(len(ids), n_ctx)
     return tokens, ids, special

@@ -1,4 +1,4 @@
-"""real/buffers.py: the attentions' memory is reused only once nothing holds the last array,
+"""real/fast/buffers.py: the attentions' memory is reused only once nothing holds the last array,
 and a mapped weight is copied once while it lives."""
 
 import numpy as np
@@ -6,8 +6,8 @@ import pytest
 
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real import load_model
-from attention_workshop.real.buffers import resident, reusable
 from attention_workshop.real.catalog import MINILM_INSTALL
+from attention_workshop.real.fast.buffers import resident, reusable
 
 SHAPE = (2, 3, 40, 40)
 

@@ -1,22 +1,23 @@
-"""The float32 layer loop (fast_loop.py) against the readable layers it replaces, and the
+"""Every accelerator (real/fast/) against the readable family file it speeds up, and the
 threads it uses against the ones the user allows.
 
-Random models of each family with room for 300 tokens: the fast forward (one thread, or
-each stage split over two) equals the family's readable layer run by fast_path.run_layers,
-in float32 and in float64; the BLAS runs at one thread inside and gets its count back
-after; one allowed thread means one; a stage's parts cover its work exactly once.
+Random models of each accelerated family with room for 300 tokens: the fast forward (one
+thread, or each stage split over two) equals the family's readable forward (bert.py,
+gpt2.py), run in float32 and in float64; the BLAS runs at one thread inside and gets its
+count back after; one allowed thread means one; a stage's parts cover its work exactly once.
 """
 
+import importlib
 import threading
 
 import numpy as np
 import pytest
 
-from attention_workshop.real import fast_loop, team
 from attention_workshop.real.blas_threads import blas, threads_allowed
-from attention_workshop.real.checkpoint import config_from_dict
-from attention_workshop.real.families import FAMILIES, family
-from attention_workshop.real.fast_path import run_layers
+from attention_workshop.real.config import config_from_dict
+from attention_workshop.real.families import family
+from attention_workshop.real.fast import ACCELERATORS, accelerated, team
+from attention_workshop.real.fast import loop as fast_loop
 
 threadpoolctl = pytest.importorskip("threadpoolctl")
 
@@ -27,7 +28,11 @@ CONFIGS = {  # 2 layers, 4 heads, d_model 32, 300 positions
              "hidden_size": 32, "intermediate_size": 64, "max_position_embeddings": 300,
              "vocab_size": 50, "type_vocab_size": 2, "hidden_act": "gelu"},
 }
-READABLE = {"bert": ("encoder_layer", "encoder.layer."), "gpt2": ("transformer_block", "h.")}
+PREFIX = {"bert": "encoder.layer.", "gpt2": "h."}
+
+
+def accelerator(model_type):  # -> the module real/fast/ registers for the family
+    return importlib.import_module(ACCELERATORS[model_type])
 
 
 def random_model(model_type, seed=0):  # -> cfg, float64 weights: N(0, 0.3^2), norm scales ~1
@@ -41,21 +46,18 @@ def random_model(model_type, seed=0):  # -> cfg, float64 weights: N(0, 0.3^2), n
     return cfg, weights
 
 
-def readable(model_type, weights, cfg, ids):  # the family's own layer, layer by layer
-    fam = family(model_type)
-    layer, prefix = READABLE[model_type]
-    if model_type == "bert":
-        x = fam.embed(weights, cfg, ids)
-    else:
-        x = weights["wte.weight"][ids] + weights["wpe.weight"][: len(ids)]
-    out = run_layers(getattr(fam, layer), weights, cfg, x, prefix)
-    if model_type == "gpt2":
-        out["hidden_states"][-1] = fam.layer_norm(out["hidden_states"][-1], weights["ln_f.weight"],
-                                                  weights["ln_f.bias"], cfg.eps)
-    return out
+def test_accelerated_runs_float32_of_registered_families_only():
+    for model_type in ACCELERATORS:
+        cfg, _ = random_model(model_type)
+        assert accelerated(cfg, "float32") is accelerator(model_type).forward
+        assert accelerated(cfg, "float64") is None
+    assert accelerated(config_from_dict({"model_type": "llama", "num_hidden_layers": 1,
+                                         "num_attention_heads": 2, "hidden_size": 8,
+                                         "intermediate_size": 16, "vocab_size": 9}),
+                       "float32") is None
 
 
-@pytest.mark.parametrize("model_type", sorted(FAMILIES))
+@pytest.mark.parametrize("model_type", sorted(ACCELERATORS))
 @pytest.mark.parametrize("T", [3, 130, 300])
 @pytest.mark.parametrize("split_from", [2, 10**6])  # stages split over two threads, or not
 def test_fast_forward_is_the_readable_layers(model_type, T, split_from, monkeypatch):
@@ -64,9 +66,9 @@ def test_fast_forward_is_the_readable_layers(model_type, T, split_from, monkeypa
     cfg, w64 = random_model(model_type, seed=T)
     w32 = {name: a.astype(np.float32) for name, a in w64.items()}
     ids = np.random.default_rng(T).integers(0, cfg.n_vocab, size=T)
-    fast = family(model_type).forward(w32, cfg, ids)
-    for reference, atol in ((readable(model_type, w32, cfg, ids), 2e-5),
-                            (readable(model_type, w64, cfg, ids), 5e-5)):
+    fast = accelerator(model_type).forward(w32, cfg, ids)
+    readable = family(model_type).forward
+    for reference, atol in ((readable(w32, cfg, ids), 2e-5), (readable(w64, cfg, ids), 5e-5)):
         for key in ("attentions", "queries", "keys", "values"):
             np.testing.assert_allclose(fast[key], reference[key], rtol=0, atol=atol, err_msg=key)
         np.testing.assert_allclose(fast["hidden_states"], reference["hidden_states"], rtol=0,
@@ -77,7 +79,7 @@ def threads_seen(name, x):  # family, fn(cfg, weights) -> [T, d_model] -> list
     """Run the fast loop on a random `name` model from the inputs x; return, at each linear
     layer's call, (Python threads alive, the BLAS's thread count)."""
     cfg, w = random_model(name)
-    fam, seen = family(name), []
+    fam, seen = accelerator(name), []
     original = fam.linear_rows
 
     def spy(*args, **kwargs):
@@ -86,8 +88,8 @@ def threads_seen(name, x):  # family, fn(cfg, weights) -> [T, d_model] -> list
 
     fam.linear_rows = spy
     try:
-        fast_loop.run_layers_fast(fam.fast_stages, {k: v.astype(np.float32) for k, v in w.items()},
-                                  cfg, x(cfg, w).astype(np.float32), READABLE[name][1])
+        fast_loop.run_layers_fast(fam.stages, {k: v.astype(np.float32) for k, v in w.items()},
+                                  cfg, x(cfg, w).astype(np.float32), PREFIX[name])
     finally:
         fam.linear_rows = original
     return seen
@@ -206,11 +208,11 @@ def test_a_share_never_gathered_stops_the_forward(monkeypatch):
     monkeypatch.setattr(fast_loop, "threads_allowed", lambda: 2)
     cfg, w = random_model("bert")
     w32 = {k: v.astype(np.float32) for k, v in w.items()}
-    fam = family("bert")
+    fam = accelerator("bert")
 
     def forgetful(layer, cfg, io):  # the last layer norm, which gathers y's shares, left out
-        return fam.fast_stages(layer, cfg, io)[:-1]
+        return fam.stages(layer, cfg, io)[:-1]
 
-    x = fam.embed(w32, cfg, np.arange(8))
+    x = family("bert").embed(w32, cfg, np.arange(8))
     with pytest.raises(RuntimeError, match="never gathered"):
         fast_loop.run_layers_fast(forgetful, w32, cfg, x, "encoder.layer.")

@@ -1,8 +1,8 @@
-"""real/_kernels.c, the compiled loops, on their own: built wherever a C compiler is; exp
+"""real/fast/_kernels.c, the compiled loops, on their own: built wherever a C compiler is; exp
 from 0 down to float32's smallest normal number against float64; NaN, infinity and masked
 scores as numpy's passes give them; arrays of the wrong kind refused, not misread.
 
-(tests/test_real_fast_ops.py checks each kernel against the float64 formulas, both ways.)
+(tests/test_fast_ops.py checks each kernel against the float64 formulas, both ways.)
 """
 
 import math
@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attention_workshop.real import kernels
-from attention_workshop.real.fast_ops import (
+from attention_workshop.real.fast import kernels
+from attention_workshop.real.fast.ops import (
     gelu_in_place,
     layer_norm_columns,
     softmax_rows_in_place,

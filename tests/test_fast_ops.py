@@ -1,4 +1,4 @@
-"""real/fast_ops.py's float32 pieces against independent versions of the same math.
+"""real/fast/ops.py's float32 pieces against independent versions of the same math.
 
 Activations here are feature-major ([features, T]). linear_rows, linear_cols and
 qkv_rows_of_heads against a float64 matrix product and by hand, layer_norm_columns against
@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 from attention_workshop.attention import causal_mask, scaled_dot_product_attention
-from attention_workshop.real import fast_ops, kernels
-from attention_workshop.real.fast_ops import (
+from attention_workshop.real.fast import kernels
+from attention_workshop.real.fast import ops as fast_ops
+from attention_workshop.real.fast.ops import (
     activate_in_place,
     attention_heads,
     gelu_in_place,
@@ -28,7 +29,7 @@ from attention_workshop.real.fast_ops import (
     qkv_rows_of_heads,
     softmax_rows_in_place,
 )
-from attention_workshop.real.transformer import ACTIVATION, layer_norm
+from attention_workshop.real.layers import ACTIVATION, layer_norm
 
 
 @pytest.fixture(autouse=True, params=["compiled", "numpy"])

@@ -50,7 +50,7 @@ def resident(array):  # array -> an in-memory copy of it, made once while it liv
     products read them ~10% faster (MiniLM's float32 forward, one thread: 46 ms instead of
     53 at 128 tokens, 14.4 instead of 15.9 at 16), the file's pages being the OS file
     cache's, mapped one by one. Copied on first use (~20 ms for MiniLM's 42 MB of layers),
-    so a short sentence's cold run copies nothing (see fast_loop.RESIDENT_FROM).
+    so a short sentence's cold run copies nothing (see loop.RESIDENT_FROM).
 
     Kept while the weight lives, found again by its identity; another array (another model,
     a nudged tensor) gets its own copy, and a copy goes once its weight has.

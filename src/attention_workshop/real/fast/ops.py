@@ -1,4 +1,4 @@
-"""The float32 pieces of a transformer layer, in the feature-major layout fast_loop.py runs.
+"""The float32 pieces of a transformer layer, in the feature-major layout loop.py runs.
 
 Activations are held transposed: [features, T], a row per feature, a column per token.
 Then, with W [out, in] as torch stores it:
@@ -12,18 +12,18 @@ Then, with W [out, in] as torch stores it:
   the heads' outputs need no transposed copies (`attention_heads`).
 
 gelu, softmax and layer norm run as _kernels.c's one-pass loops where the install built them
-(kernels.py), else as numpy's passes written here. The same math as transformer.py and
-fast_path.attention; tests/test_real_fast_ops.py checks each piece, both ways, against them.
+(kernels.py), else as numpy's passes written here. The same math as layers.py and
+the core's attention; tests/test_fast_ops.py checks each piece, both ways, against them.
 """
 
 import math
 
 import numpy as np
 
-from attention_workshop.real import kernels
-from attention_workshop.real.transformer import _AS_A, _AS_P, ACTIVATION
+from attention_workshop.real.fast import kernels
+from attention_workshop.real.layers import _AS_A, _AS_P, ACTIVATION
 
-# Phi(-|x|) = erfc(|x| / sqrt(2)) / 2, by Abramowitz & Stegun 7.1.26 as transformer.gelu
+# Phi(-|x|) = erfc(|x| / sqrt(2)) / 2, by Abramowitz & Stegun 7.1.26 as layers.gelu
 # does; the factor 1/2 goes into the coefficients (exact: a power of two), a pass saved.
 _HALF_AS_A = tuple(0.5 * a for a in _AS_A)
 # gelu runs on blocks of about this many floats (384 KB each, with three scratch arrays of
@@ -98,7 +98,7 @@ def qkv_rows_of_heads(pieces, x, qkv, heads, d_head):
 def linear_cols(w, x, cols, out, b=None, add=None):
     # [out, in], [in, T], slice of inputs, out [out, T], [out] or None, [out, T] or None -> out
     """out = w[:, cols] @ x[cols] (+ b + add): the share of W x that the inputs `cols` give.
-    A product split over its inner dimension this way is the sum of its shares (fast_loop's
+    A product split over its inner dimension this way is the sum of its shares (loop's
     share and gather); the bias and the residual go in once, with one share.
 
     Example: w = [[1, 2]], x = [[3], [4]]: cols 0..1 -> [[3]], cols 1..2 -> [[8]], and
@@ -114,7 +114,7 @@ def linear_cols(w, x, cols, out, b=None, add=None):
 
 def layer_norm_columns(x, weight, bias, eps, cols, out=None):
     # [d, T], [d], [d], float, slice of tokens, [d, T] (default: x itself) -> out[:, cols]
-    """transformer.layer_norm's float32 formula (centre, then average the squares) on the
+    """layers.layer_norm's float32 formula (centre, then average the squares) on the
     tokens `cols`, each a column here: written into out (or over x).
 
     Example: x = [[1], [3]] (one token of 2 features), weight [1, 1], bias [0, 0], eps 0
@@ -140,7 +140,7 @@ def layer_norm_columns(x, weight, bias, eps, cols, out=None):
 
 
 def gelu_in_place(h, block=GELU_BLOCK):  # [rows, T] float32, rows contiguous -> the same array
-    """The exact gelu x Phi(x), as transformer.gelu computes it in float32, a block of rows
+    """The exact gelu x Phi(x), as layers.gelu computes it in float32, a block of rows
     at a time. x Phi(x) = max(x, 0) - |x| Phi(-|x|).
 
     Example: [[1.0, -1.0]] -> [[0.841345, -0.158655]].
@@ -160,7 +160,7 @@ def gelu_in_place(h, block=GELU_BLOCK):  # [rows, T] float32, rows contiguous ->
 
 def activate_in_place(h, name):  # [rows, T] float32, rows contiguous; config's name -> h
     """The MLP's activation in place: "gelu" by gelu_in_place, any other of
-    transformer.ACTIVATION ("gelu_new") by its own formula, copied back into h."""
+    layers.ACTIVATION ("gelu_new") by its own formula, copied back into h."""
     if name == "gelu":
         return gelu_in_place(h)
     np.copyto(h, ACTIVATION[name](h))
@@ -193,7 +193,8 @@ def attention_heads(qkv, heads, d_head, mask, weights_out, context, values_out):
     weights_out[heads], their outputs into their rows of context, their v token-major (as
     the model reports it, and as the product with the weights reads it) into values_out.
 
-    Example: with every head, this is fast_path.attention on the heads split out of Q, K, V,
+    Example: with every head, this is attention.scaled_dot_product_attention on the heads
+    split out of Q, K, V,
     within float32 rounding.
     """
     d_model, T = context.shape

@@ -1,4 +1,4 @@
-"""Threads that share the work of each stage of a forward pass (fast_loop.py): this one and
+"""Threads that share the work of each stage of a forward pass (loop.py): this one and
 n - 1 workers, each worker a thread that waits for one part at a time.
 
 A hand-over is two locks, go and done: the caller sets the job and releases go, computes

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from attention_workshop.real.transformer import (
+from attention_workshop.real.layers import (
     erfc,
     erfc_positive,
     gelu,

@@ -1,7 +1,7 @@
 """The float32 layer loop: each layer as stages, each stage's work split over the threads allowed.
 
-Activations are feature-major, [features, T] (see fast_ops.py). A family writes its layer
-as a list of stages (see families.py). A stage is `Stage(n, fn)`: fn(part) computes the
+Activations are feature-major, [features, T] (see ops.py). A family writes its layer
+as a list of stages (see fast/__init__.py). A stage is `Stage(n, fn)`: fn(part) computes the
 slice `part` of range(n) and touches nothing another part computes, so the parts may run at
 once:
 
@@ -10,7 +10,7 @@ once:
 
 A product after attention is split over its inner dimension: each part of the heads
 multiplies its own rows of the heads' outputs by the matching columns of W_O
-(io.linear_share: fast_ops.linear_cols into io.share(part, a)), and the next stage adds
+(io.linear_share: ops.linear_cols into io.share(part, a)), and the next stage adds
 the shares (io.gather(a)). So a part makes its heads' q, k and v, their attention and its share of
 the output in one go, and a layer has two hand-overs between threads (the heads, the MLP)
 instead of five (MiniLM on two threads: 3% less time at 128 and 512 tokens, 8% at 40). On
@@ -29,10 +29,10 @@ from typing import NamedTuple
 
 from attention_workshop.attention import causal_mask
 from attention_workshop.real.blas_threads import threads_allowed
-from attention_workshop.real.buffers import resident, reusable
-from attention_workshop.real.fast_ops import attention_heads, linear_cols, qkv_rows_of_heads
-from attention_workshop.real.fast_path import layer_weights
-from attention_workshop.real.team import Team
+from attention_workshop.real.families import layer_weights
+from attention_workshop.real.fast.buffers import resident, reusable
+from attention_workshop.real.fast.ops import attention_heads, linear_cols, qkv_rows_of_heads
+from attention_workshop.real.fast.team import Team
 
 SPLIT_FROM = 32  # tokens; below, the threads' hand-overs cost more than they save
 # Below this many tokens, unsplit, the BLAS stays at one thread: a second one gained at most
@@ -84,10 +84,10 @@ class LayerIO:
         return self.temps[name]
 
     def heads(self, part, pieces, src, w_o, b_o, out):
-        # slice of head numbers; Q|K|V's [(w, b)] as in fast_ops.linear_pieces_rows; src
+        # slice of head numbers; Q|K|V's [(w, b)] as in ops.linear_pieces_rows; src
         # [d_model, T] the input they multiply; W_O [d_model, d_model], b_O [d_model]; out
         """What the heads `part` do in a layer: their rows of qkv from src
-        (fast_ops.qkv_rows_of_heads); their attention (fast_ops.attention_heads: weights
+        (ops.qkv_rows_of_heads); their attention (ops.attention_heads: weights
         into attentions, outputs into their rows of context, v into values); and their share
         of out = W_O context + b_O + x (linear_share)."""
         qkv_rows_of_heads(pieces, src, self.qkv, part, self.d_head)
@@ -98,7 +98,7 @@ class LayerIO:
 
     def linear_share(self, part, w, x, cols, out, b, add):
         # a stage's part (slice), [out, in], [in, T], slice of inputs, [out, T], [out], [out, T]
-        """The share of out = W x + b + add that the inputs `cols` give (fast_ops.linear_cols),
+        """The share of out = W x + b + add that the inputs `cols` give (ops.linear_cols),
         written where share(part, out) says; the first part's share carries b and add."""
         target = self.share(part, out)
         linear_cols(w, x, cols, target, *((b, add) if target is out else ()))
@@ -132,8 +132,8 @@ class LayerIO:
 
 def run_layers_fast(fast_stages, weights, cfg, x, prefix):
     # family's fast_stages(layer, cfg, io) -> [Stage]; {name: array}; ModelConfig;
-    # [T, d_model] float32 embeddings; "encoder.layer." -> the dict fast_path.run_layers fills
-    """fast_path.run_layers for float32: every layer as its stages.
+    # [T, d_model] float32 embeddings; "encoder.layer." -> the dict a family's forward returns
+    """A family's readable layer loop, for float32: every layer as its stages.
     hidden_states is a view of the layers' own feature-major outputs (no copies)."""
     L, H, T, D = cfg.n_layer, cfg.n_head, len(x), cfg.d_model
     # the forward's arrays come back to it once the caller has let them go (buffers.py)

@@ -1,4 +1,5 @@
-"""The pieces every family's transformer block is made of: layer norm, gelu, heads split/merged.
+"""The pieces the families' transformer blocks are made of: norms, activations, rotary
+positions, heads split, merged and shared.
 
 Activations are float32 like the checkpoints' weights. float32 has its own, faster
 formulas (layer norm in float32 after centring, gelu through a shorter erfc);
@@ -117,16 +118,68 @@ def gelu_new(x):  # [...] -> [...]
     return 0.5 * x * (1.0 + np.tanh(inner))
 
 
-ACTIVATION = {"gelu": gelu, "gelu_new": gelu_new}
+def silu(x):  # [...] -> [...]
+    """x * sigmoid(x), Llama's activation (its gated MLP: down(silu(gate x) * up x)).
+
+    Example: silu(1) = 0.731059, silu(-1) = -0.268941.
+    """
+    x = np.asarray(x)
+    return x * (0.5 * (1.0 + np.tanh(0.5 * x)))  # sigmoid(x) = (1 + tanh(x / 2)) / 2: no exp
+    # to overflow for very negative x (which 1 / (1 + e^-x) would, on the way to 0)
 
 
-def split_heads(x, n_head):  # [T, d_model] -> [n_head, T, d_head]
+ACTIVATION = {"gelu": gelu, "gelu_new": gelu_new, "silu": silu}
+
+
+def rms_norm(x, weight, eps):  # [T, d_model], [d_model] -> [T, d_model]
+    """Scale every row to root-mean-square 1 (no centring, no bias), then per channel.
+
+    Example: rms_norm([[3, 4]], weight=[1, 1], eps=0) -> [[0.849, 1.131]] (rms 3.536).
+    """
+    x = np.asarray(x)
+    ms = np.mean(np.square(x), axis=-1, keepdims=True)  # [T, 1]
+    return x * (1.0 / np.sqrt(ms + eps)) * weight
+
+
+def rotary_angles(positions, d_head, theta):  # [T] ints, int, float -> (cos, sin) [T, d_head]
+    """The angle of pair i at position p is p / theta^(2i / d_head): slow turns for the
+    last pairs, fast for the first. Halves convention (transformers'): feature j and
+    j + d_head/2 form pair j. Example: d_head 2, theta 10000: position 1 turns by 1 radian."""
+    inv_freq = 1.0 / theta ** (np.arange(0, d_head, 2, dtype=np.float64) / d_head)  # [d/2]
+    angles = np.outer(np.asarray(positions, dtype=np.float64), inv_freq)  # [T, d/2]
+    angles = np.concatenate([angles, angles], axis=-1)  # [T, d_head]
+    return np.cos(angles), np.sin(angles)
+
+
+def rotate(x, cos, sin):  # [n_head, T, d_head], [T, d_head] x 2 -> [n_head, T, d_head]
+    """Rotary positions: turn each (x_j, x_j+d/2) pair by its position's angle. A query at
+    position m and a key at n then score q R(m)^T R(n) k = q R(n - m) k: only the distance
+    counts. Example: x = [1, 0] at angle pi/2 -> [0, 1]."""
+    half = x.shape[-1] // 2
+    turned = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)  # [.., -x2, x1]
+    return (x * cos + turned * sin).astype(x.dtype, copy=False)
+
+
+def split_heads(x, n_head):  # [T, n_head * d_head] -> [n_head, T, d_head]
     """Example: a [5, 384] matrix with 12 heads -> [12, 5, 32]: head h owns columns 32h..32h+31."""
-    T, d_model = x.shape
-    return x.reshape(T, n_head, d_model // n_head).transpose(1, 0, 2)  # [n_head, T, d_head]
+    T, width = x.shape
+    return x.reshape(T, n_head, width // n_head).transpose(1, 0, 2)  # [n_head, T, d_head]
+
+
+def share_heads(x, n_head):  # [n_kv_head, T, d_head] -> [n_head, T, d_head]
+    """Grouped-query attention: each key/value head serves n_head / n_kv_head query heads,
+    consecutive ones. Example: 3 KV heads for 9 query heads -> query heads 0-2 read KV head 0,
+    3-5 KV head 1, 6-8 KV head 2."""
+    return np.repeat(x, n_head // len(x), axis=0)
 
 
 def merge_heads(x):  # [n_head, T, d_head] -> [T, d_model]
     """The inverse of split_heads: heads side by side again. Example: [12, 5, 32] -> [5, 384]."""
     n_head, T, d_head = x.shape
     return x.transpose(1, 0, 2).reshape(T, n_head * d_head)  # [T, d_model]
+
+
+def whole(table):  # an embedding table (array or checkpoint.LookupTable) -> [n_vocab, d_model]
+    """Every row at once, as stored: a tied output head multiplies by all of them (a
+    LookupTable converts only the rows a sentence reads)."""
+    return getattr(table, "stored", table)

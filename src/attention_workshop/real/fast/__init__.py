@@ -1,0 +1,29 @@
+"""The accelerator: a family's float32 forward pass made fast, proved equal to its readable one.
+
+The readable forward (bert.py, gpt2.py, llama.py beside this folder) is the math; this
+folder is the speed: feature-major layers split in stages over threads (loop.py), the
+pieces of a layer on buffers (ops.py), compiled loops for gelu, softmax and layer norm
+(_kernels.c, optional: kernels.py), memory kept between passes (buffers.py), the threads
+(team.py). Each accelerated family has one file here: `forward(weights, cfg, ids)` with
+the same contract as its readable forward (families.py), written as `stages(layer, cfg,
+io)` for loop.run_layers_fast. A family without one, or float64 (Module 3's digits), runs
+the readable forward. tests/test_fast_equals_readable.py proves every accelerated family
+equal to its readable file; docs/benchmarks.md has the measurements.
+
+Adding an accelerator: a file here and one line in ACCELERATORS.
+"""
+
+import importlib
+
+# family (config.json's model_type) -> its accelerator's module
+ACCELERATORS = {
+    "bert": "attention_workshop.real.fast.bert",
+    "gpt2": "attention_workshop.real.fast.gpt2",
+}
+
+
+def accelerated(cfg, dtype):  # ModelConfig, dtype -> forward(weights, cfg, ids), or None
+    """Example: MiniLM in float32 -> fast.bert.forward; in float64, or a Llama -> None."""
+    if str(dtype) != "float32" or cfg.family not in ACCELERATORS:
+        return None
+    return importlib.import_module(ACCELERATORS[cfg.family]).forward

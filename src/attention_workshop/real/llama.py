@@ -1,0 +1,139 @@
+"""Llama (SmolLM2 is one): a decoder with rotary positions, grouped-query attention,
+RMSNorm and a gated SiLU MLP.
+
+Weights keep the checkpoint's names, e.g. `layers.0.self_attn.q_proj.weight` (stored under
+`model.`, which the loader drops); torch's Linear stores W as [out, in]: x @ W.T. What is
+new against GPT-2, each a few lines below:
+- rotary positions (layers.rotate): no position rows are added to the tokens; q and k are
+  turned by an angle that grows with the position, so a score depends on the distance
+  between the two tokens only;
+- grouped-query attention: n_kv_head key/value heads, each shared by n_head / n_kv_head
+  query heads (SmolLM2: 9 over 3), so the KV cache is a third of GPT-2-style heads';
+- RMSNorm before attention and before the MLP (scale only, no mean, no bias);
+- the MLP is down(silu(gate x) * up x);
+- the output head is the token embedding when tie_word_embeddings, else lm_head.
+"""
+
+import numpy as np
+
+from attention_workshop.attention import scaled_dot_product_attention
+from attention_workshop.real.families import layer_weights
+from attention_workshop.real.layers import (
+    ACTIVATION,
+    merge_heads,
+    rms_norm,
+    rotary_angles,
+    rotate,
+    share_heads,
+    split_heads,
+    whole,
+)
+from attention_workshop.real.trace import Trace
+
+# ModelConfig field -> config.json key (the contract is in families.py); transformers 5
+# writes rope_theta inside rope_parameters, earlier versions beside it
+CONFIG_KEYS = {"n_layer": "num_hidden_layers", "n_head": "num_attention_heads",
+               "n_kv_head": "num_key_value_heads", "d_model": "hidden_size",
+               "d_head": "head_dim", "d_mlp": "intermediate_size",
+               "n_ctx": "max_position_embeddings", "n_vocab": "vocab_size",
+               "eps": "rms_norm_eps", "activation": "hidden_act",
+               "rope_theta": ("rope_theta", "rope_parameters.rope_theta"),
+               "tied": "tie_word_embeddings", "bias": "attention_bias"}
+# transformers' LlamaConfig's defaults, and what every Llama is
+DEFAULTS = {"n_type": 0, "n_kv_head": None, "d_head": None, "n_ctx": 2048, "eps": 1e-6,
+            "activation": "silu", "rope_theta": 10000.0, "tied": False, "bias": False,
+            "norm": "rms", "positions": "rotary", "gated": True}
+# rotary variants (linear, dynamic, yarn, llama3 scaling) and MLP biases: code we do not have
+REQUIRED = {"rope_scaling": None, "rope_parameters.rope_type": "default", "mlp_bias": False}
+PREFIX = "model."  # LlamaForCausalLM nests the model under it (lm_head stays outside)
+CAUSAL = True  # token i attends to tokens 0..i only
+
+
+def tensor_shapes(cfg):  # ModelConfig -> {checkpoint name: shape}
+    """Every tensor the forward pass reads, with the shape config.json implies."""
+    D, F, Q, KV = cfg.d_model, cfg.d_mlp, cfg.n_head * cfg.d_head, cfg.n_kv_head * cfg.d_head
+    shapes = {"embed_tokens.weight": (cfg.n_vocab, D), "norm.weight": (D,)}
+    if not cfg.tied:
+        shapes["lm_head.weight"] = (cfg.n_vocab, D)
+    for i in range(cfg.n_layer):
+        p = f"layers.{i}."
+        shapes |= {
+            f"{p}input_layernorm.weight": (D,),
+            f"{p}self_attn.q_proj.weight": (Q, D), f"{p}self_attn.k_proj.weight": (KV, D),
+            f"{p}self_attn.v_proj.weight": (KV, D), f"{p}self_attn.o_proj.weight": (D, Q),
+            f"{p}post_attention_layernorm.weight": (D,),
+            f"{p}mlp.gate_proj.weight": (F, D), f"{p}mlp.up_proj.weight": (F, D),
+            f"{p}mlp.down_proj.weight": (D, F),
+        }
+        if cfg.bias:
+            shapes |= {f"{p}self_attn.{n}_proj.bias": (size,)
+                       for n, size in (("q", Q), ("k", KV), ("v", KV), ("o", D))}
+    return shapes
+
+
+def linear(x, layer, name):  # [T, in], layer's weights, "self_attn.q_proj" -> [T, out]
+    y = x @ layer[f"{name}.weight"].T
+    bias = layer.get(f"{name}.bias")
+    return y if bias is None else y + bias
+
+
+def self_attention(x, layer, cfg, cos, sin, past):
+    # [T, d_model], rotary cos and sin [T, d_head], past (k, v) [n_kv_head, S0, d_head] or None
+    #   -> ([T, d_model], weights [n_head, T, S], q [n_head, T, d_head], k, v [n_kv_head, S, d])
+    """Q, K, V; q and k turned by their positions; keys and values after the cached ones;
+    each KV head shared by its group of query heads; causal attention; W_O."""
+    q = split_heads(linear(x, layer, "self_attn.q_proj"), cfg.n_head)  # [n_head, T, d_head]
+    k = split_heads(linear(x, layer, "self_attn.k_proj"), cfg.n_kv_head)  # [n_kv_head, T, d]
+    v = split_heads(linear(x, layer, "self_attn.v_proj"), cfg.n_kv_head)
+    q, k = rotate(q, cos, sin), rotate(k, cos, sin)
+    if past is not None:  # the KV cache: every earlier token's keys and values, as computed
+        k, v = np.concatenate([past[0], k], axis=1), np.concatenate([past[1], v], axis=1)
+    T, S = q.shape[1], k.shape[1]
+    mask = np.tri(T, S, S - T, dtype=bool)  # [T, S]: new token i (position S - T + i) sees 0..it
+    out, weights = scaled_dot_product_attention(q, share_heads(k, cfg.n_head),
+                                                share_heads(v, cfg.n_head), mask)
+    return linear(merge_heads(out), layer, "self_attn.o_proj"), weights, q, k, v
+
+
+def mlp(x, layer, cfg):  # [T, d_model] -> [T, d_model]
+    """SwiGLU: down(act(gate x) * up x); the gate decides, per feature, how much of up passes."""
+    gate = ACTIVATION[cfg.activation](linear(x, layer, "mlp.gate_proj"))  # [T, d_mlp]
+    return linear(gate * linear(x, layer, "mlp.up_proj"), layer, "mlp.down_proj")
+
+
+def decoder_layer(x, layer, cfg, cos, sin, past=None):
+    # [T, d_model] -> ([T, d_model], weights [n_head, T, S], q, k, v)
+    """Pre-norm block: x = x + attention(RMSNorm(x)); x = x + MLP(RMSNorm(x))."""
+    a, *seen = self_attention(rms_norm(x, layer["input_layernorm.weight"], cfg.eps), layer,
+                              cfg, cos, sin, past)
+    x = x + a
+    x = x + mlp(rms_norm(x, layer["post_attention_layernorm.weight"], cfg.eps), layer, cfg)
+    return x, *seen
+
+
+def forward(w, cfg, ids, past=None):
+    # weights, ModelConfig, [T] ints, an earlier forward's result (its keys and values are the
+    # cache) or None -> dict of arrays (families.py)
+    """hidden_states [n_layer + 1, T, d_model] (the embeddings, each block's input, the last
+    block's output after the final norm, as transformers reports them), attentions
+    [n_layer, n_head, T, S], queries [n_layer, n_head, T, d_head], keys and values
+    [n_layer, n_kv_head, S, d_head]; S = T, or T plus the cached tokens with `past`."""
+    start = 0 if past is None else past["keys"].shape[2]  # tokens already in the cache
+    T = len(ids)
+    x = w["embed_tokens.weight"][ids]  # [T, d_model]: no position rows: positions rotate q, k
+    cos, sin = rotary_angles(np.arange(start, start + T), cfg.d_head, cfg.rope_theta)
+    trace = Trace(cfg, T, x.dtype, T_keys=start + T)
+    trace.embeddings(x)
+    for i in range(cfg.n_layer):
+        cached = None if past is None else (past["keys"][i], past["values"][i])
+        x, *seen = decoder_layer(x, layer_weights(w, f"layers.{i}."), cfg, cos, sin, cached)
+        if i == cfg.n_layer - 1:
+            x = rms_norm(x, w["norm.weight"], cfg.eps)
+        trace.layer(i, x, *seen)
+    return trace.result()
+
+
+def logits(w, cfg, hidden):  # weights, ModelConfig, [T, d_model] after the norm -> [T, n_vocab]
+    """The next token's scores: hidden @ E.T, E the token embedding (tied) or lm_head."""
+    head = w["embed_tokens.weight"] if cfg.tied else w["lm_head.weight"]
+    return hidden @ whole(head).T
