@@ -55,3 +55,17 @@ def minilm_reference():  # sentence -> (tokens, ids, attentions [L, H, T, T], hi
         return tokenizer.convert_ids_to_tokens(ids), ids, attentions, hidden
 
     return run
+
+
+@pytest.fixture(scope="session")
+def smollm2_model():  # transformers' LlamaForCausalLM on SmolLM2's GGUF (float32, eager), once
+    from smollm2_reference import reference_model
+
+    return reference_model()
+
+
+@pytest.fixture(scope="session")
+def smollm2_tokenizer():  # transformers' tokenizer of the same GGUF: the reference for ids
+    from smollm2_reference import reference_tokenizer
+
+    return reference_tokenizer()

@@ -67,44 +67,39 @@ def gguf_name(name):  # transformers' name -> llama.cpp's, as its converter name
     return f"blk.{layer}.{GGUF_PARTS[part]}"
 
 
-def write_llama(path, arch="llama", qtype=None, weights=None, meta=(), leave_out=(),
-                extra=None, tokens=None):
+def metadata(arch="llama", tokens=TOKENS):  # -> {key: value}, the keys a converter writes
+    s = SIZES
+    return {f"{arch}.block_count": s["layers"], f"{arch}.context_length": 128,
+            f"{arch}.embedding_length": s["d"], f"{arch}.feed_forward_length": s["d_mlp"],
+            f"{arch}.attention.head_count": s["heads"], f"{arch}.attention.head_count_kv": s["kv"],
+            f"{arch}.attention.layer_norm_rms_epsilon": 1e-5, f"{arch}.rope.freq_base": 10000.0,
+            f"{arch}.rope.dimension_count": s["d"] // s["heads"],
+            "tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "smollm",
+            "tokenizer.ggml.tokens": list(tokens),
+            "tokenizer.ggml.token_type": TYPES[:len(tokens)] + [1] * (len(tokens) - len(TYPES)),
+            "tokenizer.ggml.merges": MERGES, "tokenizer.ggml.bos_token_id": 1,
+            "tokenizer.ggml.eos_token_id": 2, "tokenizer.chat_template": TEMPLATE}
+
+
+def write_llama(path, arch="llama", qtype=None, weights=None, meta=None, leave_out=(),
+                extra=None, tokens=TOKENS):
     # -> {transformers' name: float32}, what a correct reader returns (the quantized numbers,
     # when qtype quantizes the 2-D weights: gguf.quants' own round trip)
-    """meta: (writer method or key, value) pairs added after the usual ones (a key given as
-    text is written as a string or uint32 by the value's type); extra: {gguf name: array}
-    written as well; leave_out: gguf names not written."""
+    """meta: {key: value} written over metadata()'s (None: the key left out; a value's GGUF
+    type follows its Python type: str, bool, int as uint32, float as float32, list as an
+    array); extra: {gguf name: array} written as well; leave_out: gguf names not written."""
     import gguf
     from gguf.quants import dequantize, quantize
 
     s = SIZES
     weights = weights_of() if weights is None else weights
-    tokens = TOKENS if tokens is None else tokens
     w = gguf.GGUFWriter(str(path), arch)
-    w.add_block_count(s["layers"])
-    w.add_context_length(128)
-    w.add_embedding_length(s["d"])
-    w.add_feed_forward_length(s["d_mlp"])
-    w.add_head_count(s["heads"])
-    w.add_head_count_kv(s["kv"])
-    w.add_layer_norm_rms_eps(1e-5)
-    w.add_rope_freq_base(10000.0)
-    w.add_rope_dimension_count(s["d"] // s["heads"])
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("smollm")
-    w.add_token_list(tokens)
-    w.add_token_types(TYPES[:len(tokens)] + [1] * (len(tokens) - len(TYPES)))
-    w.add_token_merges(MERGES)
-    w.add_bos_token_id(1)
-    w.add_eos_token_id(2)
-    w.add_chat_template(TEMPLATE)
-    for key, value in meta:
-        if callable(key):
-            key(w, value)
-        elif isinstance(value, str):
-            w.add_string(key, value)
-        else:
-            w.add_uint32(key, value)
+    kinds = {str: gguf.GGUFValueType.STRING, bool: gguf.GGUFValueType.BOOL,
+             int: gguf.GGUFValueType.UINT32, float: gguf.GGUFValueType.FLOAT32,
+             list: gguf.GGUFValueType.ARRAY}
+    for key, value in {**metadata(arch, tokens), **(meta or {})}.items():
+        if value is not None:
+            w.add_key_value(key, value, kinds[type(value)])
     expected = {}
     for name, array in weights.items():
         stored, heads = array, None
@@ -124,8 +119,11 @@ def write_llama(path, arch="llama", qtype=None, weights=None, meta=(), leave_out
         else:
             w.add_tensor(gguf_name(name), stored)
             expected[name] = array
-    for name, array in (extra or {}).items():
-        w.add_tensor(name, array)
+    for name, array in (extra or {}).items():  # an array, or (bytes, ggml type) to write raw
+        if isinstance(array, tuple):
+            w.add_tensor(name, array[0], raw_shape=array[0].shape, raw_dtype=array[1])
+        else:
+            w.add_tensor(name, array)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -133,8 +131,9 @@ def write_llama(path, arch="llama", qtype=None, weights=None, meta=(), leave_out
     return expected
 
 
-def layout(path):  # -> {"key NAME": offset, "tensor NAME": offset, "data": offset}
-    """Offsets of each key's and each tensor info's first byte, from gguf.GGUFReader."""
+def layout(path):  # -> {"key NAME": offset, "tensor NAME": offset, "data": .., "end": ..}
+    """Offsets of each key's and each tensor info's first byte, where the data starts and
+    where the last tensor's bytes end, from gguf.GGUFReader."""
     import gguf
 
     reader = gguf.GGUFReader(str(path))
@@ -142,6 +141,7 @@ def layout(path):  # -> {"key NAME": offset, "tensor NAME": offset, "data": offs
               if not name.startswith("GGUF.")}
     places.update({f"tensor {t.name}": t.field.offset for t in reader.tensors})
     places["data"] = reader.data_offset
+    places["end"] = max(t.data_offset + t.n_bytes for t in reader.tensors)
     return places
 
 

@@ -121,6 +121,10 @@ def llama_config(gguf):  # GGUF -> config dict in LlamaConfig's keys, every valu
         config[key] = float(value)
     heads, kv_heads = config["num_attention_heads"], config["num_key_value_heads"]
     head_dim = meta.get(f"{arch}.attention.key_length", config["hidden_size"] // heads)
+    fits = heads % kv_heads == 0 and _whole(head_dim) and head_dim >= 2 and head_dim % 2 == 0
+    if not fits or f"{arch}.attention.key_length" not in meta and config["hidden_size"] % heads:
+        raise refuse("GGUF file", path, f"{heads} query heads, {kv_heads} key/value heads and "
+                     f"head_dim {_shown(head_dim)} do not fit together", TODO)
     unread = {"attention.value_length": head_dim, "rope.dimension_count": head_dim,
               "rope.scaling.type": "none", "expert_count": 0}
     for name, wanted in unread.items():  # options that change the computation: refused
@@ -128,10 +132,6 @@ def llama_config(gguf):  # GGUF -> config dict in LlamaConfig's keys, every valu
         if value != wanted:
             raise refuse("GGUF file", path, f"{arch}.{name} is {_shown(value)}; the Llama read "
                          f"here needs {_shown(wanted)}", "give a plain Llama GGUF")
-    fits = heads % kv_heads == 0 and _whole(head_dim) and head_dim >= 2 and head_dim % 2 == 0
-    if not fits or f"{arch}.attention.key_length" not in meta and config["hidden_size"] % heads:
-        raise refuse("GGUF file", path, f"{heads} query heads, {kv_heads} key/value heads and "
-                     f"head_dim {_shown(head_dim)} do not fit together", TODO)
     embedding = gguf.tensors.get("token_embd.weight")
     vocab = meta.get(f"{arch}.vocab_size", len(meta.get("tokenizer.ggml.tokens") or ()))
     if embedding is None or not _whole(vocab) or embedding.shape[0] != vocab:
@@ -189,7 +189,7 @@ def _numbers(gguf, name, config, dtype):  # -> the tensor, dequantized, in trans
     import numpy as np
     from gguf.quants import dequantize
 
-    from attention_workshop.real.checkpoint import all_finite, damaged
+    from attention_workshop.real.checkpoint import all_finite
 
     raw = gguf.raw(name)
     try:
@@ -201,8 +201,8 @@ def _numbers(gguf, name, config, dtype):  # -> the tensor, dequantized, in trans
         heads = config["num_attention_heads" if "attn_q" in name else "num_key_value_heads"]
         w = unpermuted(w, heads)
     w = w.astype(dtype, copy=np.may_share_memory(w, raw))  # float32's: a copy, not the file
-    if not all_finite(w):
-        raise WorkshopError(damaged(f"'{name}' in {printable(gguf.path)}"))
+    if not all_finite(w):  # a NaN or inf weight would poison every output
+        raise refuse("GGUF file", gguf.path, f"the tensor '{name}' holds NaN or infinity", TODO)
     return w
 
 

@@ -111,14 +111,13 @@ def _parse(path, data):  # -> GGUF; Malformed
         raise exc
     at = Cursor(data, 8)
     n_tensors, n_keys = at.u64(), at.u64()
-    # the least room each takes: a key 8 + 4 + 1 bytes, a tensor 8 + 4 + 8 + 4 + 8
-    for count, what, least, cap in ((n_keys, "keys", 13, MAX_KEYS),
-                                    (n_tensors, "tensors", 32, MAX_TENSORS)):
+    for count, what, cap in ((n_keys, "keys", MAX_KEYS), (n_tensors, "tensors", MAX_TENSORS)):
         if count > cap:
             raise Malformed(f"it claims {count} {what}; at most {cap} are read")
-        if count * least > len(data) - at.pos:
-            raise Malformed(f"it claims {count} {what}, more than its {len(data)} bytes can "
-                            "describe (truncated?)")
+    # the least room each takes: a key 8 + 4 + 1 bytes, a tensor 8 + 4 + 8 + 4 + 8
+    if n_keys * 13 + n_tensors * 32 > len(data) - at.pos:
+        raise Malformed(f"it claims {n_keys} keys and {n_tensors} tensors, more than its "
+                        f"{len(data)} bytes can describe (truncated?)")
     metadata = {}
     for _ in range(n_keys):
         key = at.string("a key's name")
