@@ -224,6 +224,44 @@ def test_a_tokenizer_with_ids_past_the_table_is_refused(workspace, capsys):
             "table has 9 rows (vocab_size in config.json)")
 
 
+def _special(cls_id):  # a BERT-style post-processor adding [CLS] as `cls_id`
+    def edit(raw):
+        raw["post_processor"]["special_tokens"]["[CLS]"]["ids"] = [cls_id]
+    return edit
+
+
+def _unknown(raw):
+    raw["model"]["unk_token"] = "[NOT THERE]"
+
+
+def _added(raw):  # an added token past the 9 rows (tokenizers numbers it 9, the next free id)
+    raw["added_tokens"] = [{"id": 99999, "content": "<big>", "single_word": False,
+                            "lstrip": False, "rstrip": False, "normalized": False,
+                            "special": True}]
+
+
+# tokenizer.json of the tiny BERT (9 words, table of 9 rows), edited: (edit, needle)
+TOKENIZERS = {
+    "[CLS] as id 99999": (_special(99999), "its post-processor adds ids up to 99999 ('[CLS]'), "
+                          "but the embedding table has 9 rows"),
+    "[CLS] as id 9, one past the table": (_special(9), "its post-processor adds ids up to 9 "
+                                          "('[CLS]')"),
+    "unk_token missing from the vocabulary": (_unknown, 'its unk_token "[NOT THERE]" is not in '
+                                              "its vocabulary"),
+    "an added token past the table": (_added, "it gives ids up to 9 ('<big>')"),
+}
+
+
+@pytest.mark.parametrize("case", TOKENIZERS)
+def test_every_id_a_tokenizer_can_give_is_checked(case, workspace, capsys):
+    edit, needle = TOKENIZERS[case]
+    folder = write_folder(workspace / "model", "bert")
+    raw = json.loads((folder / "tokenizer.json").read_text())
+    edit(raw)
+    (folder / "tokenizer.json").write_text(json.dumps(raw))
+    refused(workspace, capsys, folder, needle)
+
+
 @pytest.mark.parametrize(("content", "needle"), [
     (b"{not json", "the tokenizer file is corrupt"),
     (b"", "the tokenizer file is corrupt"),

@@ -167,9 +167,13 @@ def test_each_known_tokenizers_highest_id_is_its_own():
     except WorkshopError:
         pytest.skip(f"MiniLM's weights are not installed ({MINILM_INSTALL})")
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    vocab = load_tokenizer(path).get_vocab(with_added_tokens=True)  # every token, from the file
+    tokenizer = load_tokenizer(path)
+    vocab = tokenizer.get_vocab(with_added_tokens=True)  # every token, from the file
+    added = tokenizer.encode("").ids  # what its post-processor puts around a sentence
     assert digest in HIGHEST_ID, "MiniLM's tokenizer.json is not the pinned one: list its digest"
     assert HIGHEST_ID[digest] == max(vocab.values()) == len(vocab) - 1 == 30521
+    assert added == [vocab["[CLS]"], vocab["[SEP]"]] == [101, 102]  # inside the table
+    assert vocab[tokenizer.model.unk_token] == 100  # the unknown-word token exists
 
 
 @pytest.mark.parametrize("edit", ["none", "a space added"])  # listed digest, or not: get_vocab

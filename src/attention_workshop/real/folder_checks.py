@@ -28,7 +28,8 @@ MAX_SIZE = 2**31 - 1  # far above any real model's size, and every product of tw
 
 def config_value(path, key, value, kind, may_be_null=False):  # -> the value, checked
     """kind "size" (a whole number >= 1), "epsilon" or "number" (a finite number > 0: a norm's
-    epsilon, a rotary theta), "flag" (true or false) or a tuple of the allowed names. Example: config_value(p, "hidden_size", "384", "size") -> refused:
+    epsilon, a rotary theta), "flag" (true or false) or a tuple of the allowed names.
+    Example: config_value(p, "hidden_size", "384", "size") -> refused:
     'hidden_size is "384" (text); it must be a whole number, at least 1'."""
     if value is None and may_be_null:
         return None
@@ -72,7 +73,7 @@ def check_dtype(path, name, dtype):  # safetensors' dtype code, e.g. "F32", "I8"
                      f"only {', '.join(DTYPES.values())} weights are read", TODO)
 
 
-# tokenizer.json files whose highest id is known: the file's SHA-256 -> that id. Finding it
+# tokenizer.json files already checked: the file's SHA-256 -> its highest id. Finding it
 # otherwise means tokenizer.get_vocab(), a dict of every token (MiniLM: 30,522 entries,
 # 17-21 ms of a 0.27 s cold `real`); hashing the file takes ~0.3 ms. Same check, same answer:
 # tests/test_real_checkpoint.py recomputes each id listed here from the file itself.
@@ -82,21 +83,31 @@ HIGHEST_ID = {
 }
 
 
-def highest_id(path, tokenizer):  # tokenizer.json's path, its tokenizers.Tokenizer -> int
-    """The largest id the tokenizer can give (-1 if none). Example: MiniLM's -> 30521."""
-    known = HIGHEST_ID.get(hashlib.sha256(Path(path).read_bytes()).hexdigest())
-    if known is not None:
-        return known
-    return max(tokenizer.get_vocab(with_added_tokens=True).values(), default=-1)
+def highest_id(tokenizer):  # a tokenizers.Tokenizer -> int: the largest id it can give, or -1
+    """Its vocabulary's and added tokens' ids, and the ids its post-processor adds around a
+    sentence ([CLS], [SEP]: they need not be in the vocabulary). Example: MiniLM's -> 30521."""
+    return max([*tokenizer.get_vocab(with_added_tokens=True).values(),
+                *tokenizer.encode("").ids], default=-1)
 
 
 def check_token_ids(path, tokenizer, n_vocab):  # tokenizers.Tokenizer, rows in the table
-    """Every id the tokenizer can give must index the embedding table (else IndexError later).
+    """Every id the tokenizer can give must index the embedding table (else IndexError later),
+    and the token it gives for an unknown word must exist (else it fails on that word).
 
-    Example: a tokenizer with ids 0-40999 and vocab_size 30522 -> refused."""
-    top = highest_id(path, tokenizer)
+    Example: a tokenizer with ids 0-40999 and vocab_size 30522 -> refused; a post-processor
+    adding [CLS] as id 99999 -> refused; unk_token "[UNK]" not in the vocabulary -> refused."""
+    top = HIGHEST_ID.get(hashlib.sha256(Path(path).read_bytes()).hexdigest())
+    if top is None:  # not a file checked before: its unknown-word token, then its ids
+        unknown = getattr(tokenizer.model, "unk_token", None)
+        if unknown is not None and tokenizer.token_to_id(unknown) is None:
+            raise refuse("model tokenizer", path, f"its unk_token {shown(unknown)} is not in "
+                         "its vocabulary, so a word it does not know cannot be read", TODO)
+        top = highest_id(tokenizer)
     if top >= n_vocab:
-        word = tokenizer.id_to_token(top)
-        raise refuse("model tokenizer", path, f"it gives ids up to {top} "
+        added = tokenizer.encode("")
+        word = dict(zip(added.ids, added.tokens, strict=True)).get(top) or \
+            tokenizer.id_to_token(top)
+        source = "its post-processor adds" if top in added.ids else "it gives"
+        raise refuse("model tokenizer", path, f"{source} ids up to {top} "
                      f"({printable(word, 30)!r}), but the embedding table has {n_vocab} rows "
                      "(vocab_size in config.json)", TODO)
