@@ -92,11 +92,10 @@ def test_module2_sliders_boxes_and_switches(browser, page_file):
     ref = explore_json(sentence, w_q, w_k, w_v, scale=False, causal=True)
     assert cells(page, "#m2-V") == shown_matrix(ref["wired"]["values"])
     assert cells(page, "#m2-outputs") == shown_matrix(ref["wired"]["outputs"])
-    page.click("#lesson-wiring")
-    page.click("#identity-wv")
-    page.click("#scale")
-    page.click("#causal")
+    page.click("#lesson-wiring")  # one button: the wiring, W_V, the division and no mask
+    assert page.is_checked("#scale") and not page.is_checked("#causal")
     ref = explore_json(sentence)
+    assert cells(page, "#m2-V") == shown_matrix([EMBED[w] for w in ref["tokens"]])
     assert cells(page, "#m2-weights") == shown_matrix(ref["wired"]["weights"])
     assert not opened.errors
 
@@ -177,7 +176,7 @@ def test_the_page_starts_with_the_learners_words_and_wiring(browser, tmp_path):
                        ("outputs", "outputs")):
         assert cells(page, f"#m2-{table}") == shown_matrix(ref["wired"][key]), key
     assert wiring_on_page(page, "W_Q", 4, 2) == MY_WQ
-    assert page.text_content("#lesson-wiring") == "your wiring"
+    assert page.text_content("#lesson-wiring").startswith("back to your wiring")
     page.click("#zero-wiring")
     page.click("#lesson-wiring")  # brings back the learner's W_Q and W_V, not the lesson's
     assert wiring_on_page(page, "W_Q", 4, 2) == MY_WQ and wiring_on_page(page, "W_V", 4, 4) == MY_WV

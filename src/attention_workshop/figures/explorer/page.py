@@ -15,10 +15,13 @@ import json
 import re
 from importlib import resources
 
-# Concatenated in this order inside one function scope: helpers first, main.js (which starts
-# the page) last.
-SCRIPTS = ("engine.js", "format.js", "dom.js", "sentence.js", "plane.js", "module1.js",
-           "wiring.js", "module2.js", "scaling.js", "real.js", "main.js")
+# The page's scripts, run in this order: registry.js first (AW, the one name they share), then
+# each script as one AW.define / AW.panel call in its own scope, taking what earlier scripts
+# export; panels appear in this order; main.js (which starts the page) last. Adding a panel is
+# its script plus its name here (docs/contributing.md).
+SCRIPTS = ("registry.js", "engine.js", "format.js", "dom.js", "sentence.js", "plane.js",
+           "module1.js", "wiring.js", "module2.js", "strip.js", "scaling.js", "real.js",
+           "main.js")
 
 
 def asset(name):  # a file shipped beside this module (package data)
