@@ -85,6 +85,8 @@ def test_tiny_vocabulary_by_hand(tmp_path):
 @pytest.mark.parametrize("meta, message", [
     ({"tokenizer.ggml.model": "llama"}, "its tokenizer is 'llama'; only byte-level BPE"),
     ({"tokenizer.ggml.pre": "llama-bpe"}, "its pre-tokenizer is 'llama-bpe'; only gpt2"),
+    ({"tokenizer.ggml.model": [1, 2]}, "its tokenizer is array([1, 2]"),
+    ({"tokenizer.ggml.pre": [1, 2]}, "its pre-tokenizer is array([1, 2]"),
     ({"tokenizer.ggml.token_type": None}, "token_type is not one whole number per token"),
     ({"tokenizer.ggml.token_type": [1, 1]}, "token_type is not one whole number per token"),
     ({"tokenizer.ggml.tokens": TOKENS + ["the"], "tokenizer.ggml.token_type": TYPES + [1]},
@@ -104,3 +106,19 @@ def test_a_merge_outside_the_vocabulary_is_refused(tmp_path):
     write_llama(tmp_path / "t.gguf", tokens=[t for t in TOKENS if t != "ri"])
     with pytest.raises(WorkshopError, match="the merge 'r i' is not two tokens"):
         gguf_tokenizer(open_gguf(tmp_path / "t.gguf").metadata, tmp_path / "t.gguf")
+
+
+def test_tiny_vocabulary_as_transformers_builds_it(tmp_path):
+    """A token stored as plain text ("x y", a real space) is spelled in the byte alphabet
+    ("xĠy") in the vocabulary, as transformers' GGUF loader spells it; ids of texts and the
+    decoded token agree with transformers' tokenizer of the same tiny file."""
+    transformers = pytest.importorskip("transformers")
+    tokens = TOKENS + ["x y"]
+    write_llama(tmp_path / "t.gguf", tokens=tokens,
+                meta={"tokenizer.ggml.token_type": TYPES + [1]})
+    ours = gguf_tokenizer(open_gguf(tmp_path / "t.gguf").metadata, tmp_path / "t.gguf")
+    theirs = transformers.AutoTokenizer.from_pretrained(str(tmp_path), gguf_file="t.gguf")
+    assert ours.token_to_id("xĠy") == theirs.convert_tokens_to_ids("xĠy") == len(TOKENS)
+    assert ours.decode([len(TOKENS)]) == theirs.decode([len(TOKENS)]) == "x y"
+    for text in ["the bank river!", "<|im_start|>the<|im_end|>", "a<think>b", "  the\n"]:
+        assert ours.encode(text).ids == theirs(text)["input_ids"], text

@@ -102,7 +102,7 @@ def read_gguf(path, dtype="float32"):  # -> (config dict, {name: array in dtype}
 def llama_config(gguf):  # GGUF -> config dict in LlamaConfig's keys, every value checked
     meta, path = gguf.metadata, gguf.path
     arch = meta.get("general.architecture")
-    if arch not in ARCHITECTURES:
+    if not isinstance(arch, str) or arch not in ARCHITECTURES:
         raise refuse("GGUF file", path, f"its architecture is {printable(repr(arch), 40)}; "
                      f"this workshop reads {', '.join(ARCHITECTURES)} GGUF files",
                      "give a Llama GGUF such as SmolLM2's")
@@ -129,7 +129,7 @@ def llama_config(gguf):  # GGUF -> config dict in LlamaConfig's keys, every valu
               "rope.scaling.type": "none", "expert_count": 0}
     for name, wanted in unread.items():  # options that change the computation: refused
         value = meta.get(f"{arch}.{name}", wanted)
-        if value != wanted:
+        if type(value) is not type(wanted) or value != wanted:  # an array is not 0 either
             raise refuse("GGUF file", path, f"{arch}.{name} is {_shown(value)}; the Llama read "
                          f"here needs {_shown(wanted)}", "give a plain Llama GGUF")
     embedding = gguf.tensors.get("token_embd.weight")
@@ -146,10 +146,11 @@ def llama_config(gguf):  # GGUF -> config dict in LlamaConfig's keys, every valu
                          "token id", TODO)
         special[key] = value
     template = meta.get("tokenizer.chat_template")
+    if template is not None and not isinstance(template, str):
+        raise refuse("GGUF file", path, "tokenizer.chat_template is not text", TODO)
     return {**config, "vocab_size": vocab, "hidden_act": "silu", "head_dim": head_dim,
             "tie_word_embeddings": "output.weight" not in gguf.tensors,
-            "attention_bias": False, **special,
-            "chat_template": template if isinstance(template, str) else None}
+            "attention_bias": False, **special, "chat_template": template}
 
 
 def gguf_names(config, untied):  # -> {GGUF tensor name: numpy shape}, every tensor read

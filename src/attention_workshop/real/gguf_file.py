@@ -72,8 +72,9 @@ class Malformed(ValueError):
 
 
 def open_gguf(path):  # str | Path -> GGUF; WorkshopError naming the problem
-    """Example: a file whose header says 10^12 tensors -> "cannot read GGUF file 'x.gguf': it
-    claims 1000000000000 tensors, more than its 4096 bytes can describe; the file is ..."."""
+    """Example: a 4096-byte file whose header says 1000 tensors -> "cannot read GGUF file
+    'x.gguf': it claims 18 keys and 1000 tensors, more than its 4096 bytes can describe
+    (truncated?); the file is damaged or not a GGUF file: download or install it again"."""
     data = _map(path)
     try:
         return _parse(path, data)

@@ -35,10 +35,10 @@ def gguf_tokenizer(metadata, path):  # GGUF metadata, path (for messages) -> tok
     kinds = metadata.get("tokenizer.ggml.token_type")
     model = metadata.get("tokenizer.ggml.model")
     pre = metadata.get("tokenizer.ggml.pre", "gpt2")
-    if model != "gpt2":
+    if not isinstance(model, str) or model != "gpt2":
         raise refuse("GGUF file", path, f"its tokenizer is {_shown(model)}; only byte-level BPE "
                      "(gpt2) is read", TODO)
-    if pre not in PRE_TOKENIZERS:
+    if not isinstance(pre, str) or pre not in PRE_TOKENIZERS:
         raise refuse("GGUF file", path, f"its pre-tokenizer is {_shown(pre)}; only "
                      f"{', '.join(PRE_TOKENIZERS)} are read", TODO)
     if kinds is None or getattr(kinds, "dtype", None) is None or len(kinds) != len(tokens) \
