@@ -239,6 +239,18 @@ def test_files_we_do_not_read_are_refused(tmp_path, case):
     refused(tmp_path / "t.gguf", phrase)
 
 
+def test_version_2_reads_as_version_3(tmp_path, valid):
+    """Version 2 has version 3's layout (3 only allowed big-endian files): the same weights."""
+    path, _ = valid
+    data = bytearray(path.read_bytes())
+    data[4:8] = u32(2)
+    (tmp_path / "v2.gguf").write_bytes(bytes(data))
+    assert open_gguf(tmp_path / "v2.gguf").version == 2
+    _, theirs, _ = read_gguf(path)
+    _, ours, _ = read_gguf(tmp_path / "v2.gguf")
+    assert all(np.array_equal(ours[name], theirs[name]) for name in theirs)
+
+
 def test_not_a_file(tmp_path):
     refused(tmp_path, "it is not a regular file; give the path of a file")
     refused(tmp_path / "absent.gguf", "no such file or directory; check the path")
