@@ -169,3 +169,33 @@ def test_tiny_gpt2_scores_and_copy_loss_equal_transformers(tmp_path, n_layer, n_
         first = cross(logits[0:49], targets[1:50]).item()  # targets r = 1 .. 49
         second = cross(logits[50:99], targets[51:100]).item()  # targets r = 51 .. 99
         assert (found.loss_first, found.loss_second) == pytest.approx((first, second), abs=1e-4)
+
+
+@pytest.fixture(scope="module")
+def smollm2():  # our SmolLM2, from the same GGUF file as the reference (skip without it)
+    from smollm2_reference import smollm2_path
+
+    from attention_workshop.real import load_model
+
+    return load_model(smollm2_path())
+
+
+def test_smollm2_heads_and_copy_loss_equal_transformers(smollm2, smollm2_model):
+    """The heads that copy are really there: transformers' own attentions on the same ids
+    hold the pattern, and its logits predict the repeat far better than the first half."""
+    from head_reference import torch_run
+
+    found = {kind: hp.heads(smollm2, kind, top=5) for kind in hp.KINDS}
+    ids = found["induction"].ids
+    assert len(ids) == 100 and not {*range(17)} & set(ids)  # no control token, nothing leads
+    attentions, logits = torch_run(smollm2_model, ids)
+    for kind, f in found.items():
+        expected = reference_scores(attentions, ids, kind, lead=0)
+        np.testing.assert_allclose(f.scores, expected, rtol=0, atol=1e-4)
+    best = reference_scores(attentions, ids, "induction", lead=0).max()
+    targets, cross = torch.tensor(ids), torch.nn.functional.cross_entropy
+    first = cross(logits[0:49], targets[1:50]).item()
+    second = cross(logits[50:99], targets[51:100]).item()
+    assert best > 0.5 and second < first / 3  # an induction head, and the copy it makes
+    f = found["induction"]
+    assert (f.loss_first, f.loss_second) == pytest.approx((first, second), abs=1e-3)

@@ -135,3 +135,26 @@ def test_the_installed_script(minilm):
                            "--format", "json"], capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stderr) == (0, "")
     assert len(json.loads(done.stdout)["top"]) == 2
+
+
+def test_a_causal_model_shows_its_copy_loss(tmp_path, capsys):
+    from head_reference import build_causal_gpt2
+
+    reference = build_causal_gpt2(tmp_path / "gpt2")
+    code, out, _ = run_cli(["heads", "--model", str(tmp_path / "gpt2"), "--kind", "induction",
+                            "--format", "json"], capsys)
+    data = json.loads(out)
+    ids = data["ids"]
+    attentions, logits = torch_run(reference, ids)
+    np.testing.assert_allclose(data["scores"], reference_scores(attentions, ids, "induction", 0),
+                               rtol=0, atol=1e-4)
+    assert data["chance"] == pytest.approx(sum(1 / (i + 1) for i in range(50, 100)) / 50)
+    targets, cross = torch.tensor(ids), torch.nn.functional.cross_entropy
+    first = cross(logits[0:49], targets[1:50]).item()
+    second = cross(logits[50:99], targets[51:100]).item()
+    assert (data["loss_first"], data["loss_second"]) == pytest.approx((first, second), abs=1e-4)
+    code, out, _ = run_cli(["heads", "--model", str(tmp_path / "gpt2"), "--kind", "induction"],
+                           capsys)
+    assert code == 0
+    assert f"copying: next-token loss {first:.2f} nats on the first half (new tokens), " \
+           f"{second:.2f} on the repeat" in " ".join(out.splitlines())
