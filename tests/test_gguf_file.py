@@ -146,6 +146,7 @@ WRITTEN = [
      "reads llama GGUF files"),
     ("nested array", {"meta": {"x.nested": [[1, 2], [3]]}}, "'x.nested' holds an array of "
      "arrays"),
+    ("a long key's name", {"meta": {"k" * 100_000: [[1]]}}, "the key 'kkkkk"),
     ("alignment 48", {"meta": {"general.alignment": 48}}, "general.alignment is 48; it must "
      "be a power of two"),
     ("layers 10^9", {"meta": {"llama.block_count": 10**9}}, "it claims 1000000000 layers but "
@@ -195,6 +196,7 @@ def refused(path, phrase):  # read_gguf(path) is refused in one line holding phr
     message = str(caught.value)
     assert phrase in message
     assert "\n" not in message and message.startswith(f"cannot read GGUF file '{path}': ")
+    assert len(message) < 500  # names from the file are cut
     assert took < 1.0 and peak < 20e6  # seconds, bytes allocated at the most
 
 

@@ -123,12 +123,13 @@ def _parse(path, data):  # -> GGUF; Malformed
     for _ in range(n_keys):
         key = at.string("a key's name")
         if key in metadata:
-            raise Malformed(f"the key {key!r} appears twice")
+            raise Malformed(f"the key {named_key(key)} appears twice")
         metadata[key] = at.value(at.u32(), key)
     infos = [at.tensor_info() for _ in range(n_tensors)]
     alignment = metadata.get("general.alignment", ALIGNMENT)
     if not isinstance(alignment, int) or alignment < 1 or alignment & (alignment - 1):
-        raise Malformed(f"general.alignment is {alignment!r}; it must be a power of two")
+        raise Malformed(f"general.alignment is {printable(repr(alignment), 40)}; it must be a "
+                        "power of two")
     start = -(-at.pos // alignment) * alignment
     tensors, end = {}, start  # end: where the data so far ends
     for name, dims, code, offset in sorted(infos, key=lambda info: info[3]):
@@ -161,15 +162,17 @@ def _parse(path, data):  # -> GGUF; Malformed
 
 
 class Cursor:
-    """Reads the header forward from `pos`, each length checked against the bytes left."""
+    """Reads the header forward from `pos`, each length checked against the bytes left.
+    `what` names the thing read, for messages: "a key's name", or with `item` i,
+    "item i of 'tokenizer.ggml.tokens'" (put together only when refused)."""
 
     def __init__(self, data, pos):
         self.data, self.pos = data, pos
 
-    def take(self, n, what):  # -> the start of the next n bytes
+    def take(self, n, what, item=None):  # -> the start of the next n bytes
         if n > len(self.data) - self.pos:
-            raise Malformed(f"{what} at byte {self.pos} needs {n} bytes, but the file ends at "
-                            f"byte {len(self.data)} (truncated?)")
+            raise Malformed(f"{_thing(what, item)} at byte {self.pos} needs {n} bytes, but the "
+                            f"file ends at byte {len(self.data)} (truncated?)")
         self.pos += n
         return self.pos - n
 
@@ -179,39 +182,40 @@ class Cursor:
     def u64(self):
         return U64.unpack_from(self.data, self.take(8, "a number"))[0]
 
-    def string(self, what):
+    def string(self, what, item=None):
         n = self.u64()
-        at = self.take(n, what)
+        at = self.take(n, what, item)
         try:
             return self.data[at:at + n].decode("utf-8")
         except UnicodeDecodeError:
-            raise Malformed(f"{what} at byte {at} is not UTF-8 text") from None
+            raise Malformed(f"{_thing(what, item)} at byte {at} is not UTF-8 text") from None
 
     def value(self, kind, key):  # a value of type `kind` (key: for messages)
+        named = named_key(key)
         if kind in SCALARS:
             form = SCALARS[kind]
-            return struct.unpack_from(form, self.data, self.take(struct.calcsize(form),
-                                                                 f"the value of {key!r}"))[0]
+            at = self.take(struct.calcsize(form), f"the value of {named}")
+            return struct.unpack_from(form, self.data, at)[0]
         if kind == STRING:
-            return self.string(f"the value of {key!r}")
+            return self.string(f"the value of {named}")
         if kind != ARRAY:
-            raise Malformed(f"the key {key!r} has value type {kind}, which GGUF does not define")
+            raise Malformed(f"the key {named} has value type {kind}, which GGUF does not define")
         item, count = self.u32(), self.u64()
-        least = struct.calcsize(SCALARS[item]) if item in SCALARS else 8
         if item == ARRAY:
-            raise Malformed(f"the key {key!r} holds an array of arrays, which llama.cpp reads "
+            raise Malformed(f"the key {named} holds an array of arrays, which llama.cpp reads "
                             "nowhere")
         if item not in SCALARS and item != STRING:
-            raise Malformed(f"the key {key!r} holds items of type {item}, which GGUF does not "
+            raise Malformed(f"the key {named} holds items of type {item}, which GGUF does not "
                             "define")
+        least = 8 if item == STRING else struct.calcsize(SCALARS[item])  # a string: its length
         if count * least > len(self.data) - self.pos:
-            raise Malformed(f"the key {key!r} claims {count} items, more than the "
+            raise Malformed(f"the key {named} claims {count} items, more than the "
                             f"{len(self.data) - self.pos} bytes left can hold (truncated?)")
         if item == STRING:
-            return [self.string(f"item {i} of {key!r}") for i in range(count)]
+            return [self.string(named, i) for i in range(count)]
         import numpy as np
 
-        at = self.take(count * least, f"the value of {key!r}")  # numbers: one copy, no loop
+        at = self.take(count * least, f"the value of {named}")  # numbers: one copy, no loop
         return np.frombuffer(self.data, np.dtype(SCALARS[item]), count, at).copy()
 
     def tensor_info(self):  # -> (name, dims fastest-varying first, ggml type code, offset)
@@ -224,3 +228,11 @@ class Cursor:
         if min(dims) < 1:
             raise Malformed(f"the tensor '{printable(name, 80)}' has a size of 0: {dims}")
         return name, dims, self.u32(), self.u64()
+
+
+def named_key(key):  # a key as messages show it: quoted, on one line, cut
+    return printable(repr(key), 80)
+
+
+def _thing(what, item):
+    return what if item is None else f"item {item} of {what}"
