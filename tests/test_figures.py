@@ -144,3 +144,60 @@ def test_three_lives_title_clears_the_axis_offset_of_large_values():
     assert offset.get_text()  # the scale is shown above the axis
     title, scale = (t.get_window_extent(canvas.get_renderer()) for t in (ax.title, offset))
     assert not title.overlaps(scale)
+
+
+def test_scaling_labels_clear_the_dashed_line_and_the_log_axes_say_so(drawn):
+    """No number (0.941 is the one nearest) and no note crosses the dashed 1.0 line; both
+    x axes say they are log-spaced, and on the right sqrt(d) is a straight line (log-log),
+    so x4 along d reads as x2 up the std."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = drawn["scaling.png"]
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    ax, ax_std = fig.axes
+    one = ax.transData.transform((4, 1.0))[1]  # the dashed line's height in pixels
+    texts = [t for t in ax.texts if t.get_text()]
+    assert {"0.941", "1.0 = one key takes everything"} <= {t.get_text() for t in texts}
+    for text in texts:
+        box = text.get_window_extent(canvas.get_renderer())
+        assert not box.y0 < one < box.y1, text.get_text()
+    assert "log scale" in ax.get_xlabel() and "log scale" in ax_std.get_xlabel()
+    assert (ax_std.get_xscale(), ax_std.get_yscale()) == ("log", "log")
+    line = ax_std.get_lines()[0]
+    points = ax_std.transData.transform(np.column_stack([line.get_xdata(), line.get_ydata()]))
+    slopes = np.diff(points[:, 1]) / np.diff(points[:, 0])
+    assert np.ptp(slopes) < 1e-6 * abs(slopes[0])  # one straight line
+
+
+def test_bank_heads_numbers_are_readable_at_the_png_size():
+    """real_bank_heads.png: each cell's number is at least 10 pixels tall in the PNG as
+    written (canvas.DPI), fits inside its cell, and the two grids do not overlap."""
+    from types import SimpleNamespace
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from attention_workshop.figures import canvas, real
+
+    rng = np.random.default_rng(7)
+    m3 = SimpleNamespace(to_river=rng.random((6, 12)), to_money=rng.random((6, 12)))
+    original = real.save
+    real.save = lambda fig, path: fig
+    try:
+        fig = real.bank_heads(m3, None)
+    finally:
+        real.save = original
+    FigureCanvasAgg(fig).draw()
+    grids = [ax for ax in fig.axes if ax.images]
+    assert len(grids) == 2
+    boxes = [ax.get_window_extent() for ax in grids]
+    assert not boxes[0].overlaps(boxes[1])
+    for ax, grid in zip(grids, (m3.to_river, m3.to_money), strict=True):
+        (cells,) = [c for c in ax.collections if hasattr(c, "cell_texts")]
+        assert cells.cell_texts == [f"{w:.2f}" for row in grid for w in row]
+        pixels = canvas.DPI / 72  # the glyph paths are in points
+        heights = [p.get_extents().height * pixels for p in cells.get_paths()]
+        widths = [p.get_extents().width * pixels for p in cells.get_paths()]
+        box = ax.get_window_extent()
+        cell_width = box.width / 12 * canvas.DPI / fig.dpi
+        assert min(heights) >= 10 and max(widths) < 0.8 * cell_width

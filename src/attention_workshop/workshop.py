@@ -32,8 +32,9 @@ def compute(log, real=False, modules=None, missing=None):
     return results
 
 
-def run_workshop(out_dir, figures=True, real=True, say=print, todo=OUT_TODO):
-    """Write out_dir/results.log and (unless figures=False) the PNG figures; return their paths.
+def run_workshop(out_dir, figures=True, real=True, say=print, todo=OUT_TODO, figure_format="png"):
+    """Write out_dir/results.log and (unless figures=False) the figures (PNG, or
+    figure_format "svg" or "pdf"); return their paths.
 
     real=False skips the modules that load a pretrained model (NEEDS_REAL: Module 3). The
     folder is checked first; the files are staged while the modules run and swapped in as one
@@ -54,7 +55,7 @@ def run_workshop(out_dir, figures=True, real=True, say=print, todo=OUT_TODO):
             results = compute(log, real=real)
             paths = [write_atomic(stage.path / "results.log", log.text())]
             if figures:
-                paths += fig.draw_all(results, stage.path, preloading)
+                paths += fig.draw_all(results, stage.path, preloading, figure_format)
         finally:  # after an error or an interrupt too: the process never ends mid-import
             if preloading is not None:
                 preloading.join(timeout=10)

@@ -2,6 +2,7 @@
 
 import sys
 
+from attention_workshop.commands.figure_options import add_figure_format
 from attention_workshop.explore.views import VIEWS, help_text
 
 HELP = "show the raw and the wired attention head on any sentence, side by side"
@@ -21,6 +22,7 @@ def add_arguments(parser):
                         help=help_text())
     parser.add_argument("--out", metavar="DIR",
                         help="also draw the weights (and --word's three lives) into DIR")
+    add_figure_format(parser)
 
 
 def add_own_files(parser):  # the learner's own table and wiring (explore and explorer take them)
@@ -66,7 +68,7 @@ def main(args):
         from attention_workshop.staging import staged
 
         with staged(args.out, "explore") as stage:
-            paths = draw_exploration(ex, stage.path, args.word)
+            paths = draw_exploration(ex, stage.path, args.word, args.figure_format)
         written = [stage.final(path) for path in paths]
     print(out)
     for path in written:

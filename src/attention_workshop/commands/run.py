@@ -1,6 +1,7 @@
 """`attention-workshop run`: every module, its results.log and its figures."""
 
 from attention_workshop import modules
+from attention_workshop.commands.figure_options import add_figure_format
 from attention_workshop.files import DEFAULT_OUT
 
 
@@ -28,6 +29,7 @@ def add_arguments(parser):
                         help="write only results.log (skips matplotlib)")
     parser.add_argument("--no-real", action="store_true",
                         help="skip the modules that load a pretrained transformer")
+    add_figure_format(parser)
 
 
 LOG_ABOUT = "every measurement of the modules, at the line numbers the lessons cite"
@@ -36,7 +38,8 @@ LOG_ABOUT = "every measurement of the modules, at the line numbers the lessons c
 def main(args):
     from attention_workshop.workshop import run_workshop
 
-    written = run_workshop(args.out, figures=not args.no_figures, real=not args.no_real)
+    written = run_workshop(args.out, figures=not args.no_figures, real=not args.no_real,
+                           figure_format=args.figure_format)
     print("what each file shows, and the lesson section it goes with:")
     skipped = [m.Result for m in modules.load() if modules.needs_real(m)] if args.no_real else []
     print("\n".join(summary(written, skipped)))

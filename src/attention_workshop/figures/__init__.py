@@ -23,6 +23,7 @@ from pathlib import Path
 
 # figure files under figures/, in the order their figures are drawn (explorer: the HTML page)
 FILES = ("toy", "real", "explorer")
+FORMATS = ("png", "svg", "pdf")  # a figure's file formats (canvas.save), PNG the default
 
 
 @dataclass(frozen=True)
@@ -84,15 +85,17 @@ def module_number(kind):  # a Result class -> its module's number (module2.Resul
     return int(kind.__module__.rpartition(".module")[2])
 
 
-def draw_all(results, out, preloading=None):  # {Result class: Result}, Path -> list[Path]
+def draw_all(results, out, preloading=None, fmt="png"):  # {Result class: Result}, Path -> [Path]
     """Draw every figure whose results are present into folder `out`; return the paths.
-    `preloading`: the thread preload() returned, if any: it ends before the drawing starts."""
+    `preloading`: the thread preload() returned, if any: it ends before the drawing starts.
+    `fmt`: "png", "svg" or "pdf", the format of the figures (scaling.png -> scaling.svg);
+    the HTML pages stay HTML."""
     from attention_workshop.figures import parallel
 
     if preloading is not None:
         preloading.join()
 
-    jobs = [(drawing.cost, out / name,
-             lambda drawing=drawing, path=out / name: drawing(results, path))
-            for name, drawing in registry().items() if drawing.ready(results)]
+    jobs = [(drawing.cost, path, lambda drawing=drawing, path=path: drawing(results, path))
+            for name, drawing in registry().items() if drawing.ready(results)
+            for path in [out / (Path(name).stem + f".{fmt}" if name.endswith(".png") else name)]]
     return parallel.draw_jobs(jobs)

@@ -10,6 +10,7 @@ import io
 import matplotlib
 from matplotlib.figure import Figure
 
+from attention_workshop.figures import FORMATS
 from attention_workshop.files import write_atomic
 from attention_workshop.userfiles import printable
 
@@ -63,13 +64,35 @@ def new_figure(width, height, margins=None, **subplots):
     return fig, fig.subplots(**subplots)
 
 
+# the same bytes for the same figure: no dates, no version, ids from a fixed salt
+METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None},
+            "pdf": {"CreationDate": None, "Creator": None, "Producer": None}}
+VECTOR = {"svg.fonttype": "none",  # SVG text stays text (the reader's fonts draw it)
+          "svg.hashsalt": "attention-workshop", "pdf.fonttype": 42}  # PDF: TrueType, searchable
+
+
+def named(path, fmt):  # Path, "png" | "svg" | "pdf" -> the same name in that format
+    """Example: named(Path("out/scaling.png"), "svg") -> Path("out/scaling.svg")."""
+    return path.with_suffix(f".{fmt}")
+
+
 def save(fig, path):  # Figure, Path | None -> Path | Figure
-    """Render to PNG in memory (Agg), then write it atomically. With path None the figure
-    itself is returned: a notebook shows it inline as the cell's last value."""
+    """Render in memory, then write it atomically, in the format the file name ends with:
+    .png (Agg), .svg (its text as text) or .pdf. With path None the figure itself is
+    returned: a notebook shows it inline as the cell's last value."""
     if path is None:
         return fig
+    fmt = path.suffix.removeprefix(".").lower()
+    if fmt not in FORMATS:
+        raise ValueError(f"a figure is saved as {', '.join(FORMATS)}, not {path.name!r}")
     buf = io.BytesIO()
-    # zlib level 1: the same pixels, ~4% more bytes, the encoding 5-10% of a save faster
-    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None},
-                pil_kwargs={"compress_level": 1})
+    if fmt == "png":
+        # zlib level 1: the same pixels, ~4% more bytes, the encoding 5-10% of a save faster
+        fig.savefig(buf, format="png", dpi=DPI, metadata=METADATA["png"],
+                    pil_kwargs={"compress_level": 1})
+    else:
+        from attention_workshop.figures.glyphs import as_text
+
+        with matplotlib.rc_context(VECTOR):
+            as_text(fig).savefig(buf, format=fmt, dpi=DPI, metadata=METADATA[fmt])
     return write_atomic(path, buf.getvalue())

@@ -2,6 +2,7 @@
 
 explore_weights.png: the raw and the wired head's weights side by side.
 explore_WORD.png (with --word): that word's lookup row and its two outputs on the named axes.
+(.svg or .pdf instead with --figure-format.)
 """
 
 import hashlib
@@ -22,18 +23,18 @@ def file_name(word, limit=40):  # a table word -> the part of its figure's file 
     return f"{name[:limit]}-{hashlib.sha256(word.lower().encode()).hexdigest()[:8]}"
 
 
-def draw_exploration(ex, out, word=None):  # Exploration, Path, str | None -> [Path]
+def draw_exploration(ex, out, word=None, fmt="png"):  # Exploration, Path, str | None -> [Path]
     sentence = " ".join(ex.tokens)
     d_k = ex.wired["queries"].shape[1]
     panels = [("simple attention: softmax(X @ X.T)", ex.tokens, ex.raw["weights"]),
               (f"wired head: softmax(Q @ K.T / sqrt({d_k}))", ex.tokens, ex.wired["weights"])]
     paths = [weight_grid(panels, f'Attention weights for "{label(sentence, 60)}" (rows sum to 1)',
-                         out / "explore_weights.png")]
+                         out / f"explore_weights.{fmt}")]
     if word:
         i = positions(ex.tokens, word)[0]  # the first occurrence, as the text report shows first
         lives = [("lookup row", ex.X[i]), ("simple attention", ex.raw["outputs"][i]),
                  ("wired head", ex.wired["outputs"][i])]
         name = file_name(word)
         paths.append(three_lives(word.lower(), sentence, ex.axes, lives,
-                                 out / f"explore_{name}.png"))
+                                 out / f"explore_{name}.{fmt}"))
     return paths

@@ -6,7 +6,10 @@ collection is built from cached glyph paths and drawn in one call. The same stri
 same places, the same font.
 
 Each collection keeps the strings it shows, for tests and readers of the figure:
-`cell_texts` (row by row) and `labels` (the tokens, in order).
+`cell_texts` (row by row) and `labels` (the tokens, in order), and `as_texts`: the same
+strings as matplotlib Text would place them. A vector file (SVG, PDF) keeps its text as text,
+selectable and searchable: `as_text(fig)` swaps each collection for those Texts before such a
+save.
 """
 
 import functools
@@ -35,6 +38,9 @@ def annotate_cells(image, fmt="{:.2f}", threshold=0.5, fontsize=7):
             colors.append("white" if value > threshold else "black")
     cells = _collection(image.axes, [centred(text, prop) for text in texts], offsets, colors)
     cells.cell_texts = texts
+    cells.as_texts = [(text, xy, (0, 0), {"color": color, "fontsize": fontsize, "ha": "center",
+                                          "va": "center"})
+                      for text, xy, color in zip(texts, offsets, colors, strict=True)]
     return cells
 
 
@@ -54,7 +60,26 @@ def edge_labels(image, tokens, fontsize):
     labels = _collection(image.axes, paths, offsets, "black")
     labels.set_clip_on(False)  # they lie outside the panel
     labels.labels = list(tokens)
+    style = {"color": "black", "fontsize": fontsize}
+    labels.as_texts = (
+        [(t, xy, (0, -PAD), {**style, "rotation": 90, "ha": "center", "va": "top"})
+         for t, xy in zip(tokens, offsets[:T], strict=True)]
+        + [(t, xy, (-PAD, 0), {**style, "ha": "right", "va": "center_baseline"})
+           for t, xy in zip(tokens, offsets[T:], strict=True)])
     return labels
+
+
+def as_text(fig):  # Figure -> the same Figure, each outline collection swapped for Texts
+    """For a vector save: every collection made here becomes the Texts it stands for, at the
+    same places (data coordinates, moved by the same points), in the same font and colour.
+    Example: a heatmap's 9 cell numbers -> 9 Texts '0.25', ... on its Axes."""
+    for ax in fig.axes:
+        for shapes in [c for c in ax.collections if hasattr(c, "as_texts")]:
+            for text, xy, shift, style in shapes.as_texts:
+                ax.annotate(text, xy, xytext=shift, textcoords="offset points",
+                            annotation_clip=False, **style)
+            shapes.remove()
+    return fig
 
 
 def centre(image, i, j):  # AxesImage, row, column -> the cell's centre in data coordinates

@@ -73,15 +73,18 @@ def panel_squares(n, rows, cols, box, spaces):  # -> [(left, top, side)], inches
 
 @styled
 def layer_by_head(panels, title, path):  # [(subtitle, [L, H] weights)], str, Path -> Path
-    """Side-by-side heatmaps, layers down and heads across, every cell annotated."""
+    """Heatmaps one above the other, layers down and heads across, every cell annotated in
+    type as large as the axis labels' (10 pt: readable at the PNG's own size)."""
     L, H = panels[0][1].shape
-    width, height = 0.55 * H * len(panels) + 2.2, 0.5 * L + 1.6  # inches
-    fig, axes = new_figure(width, height, ncols=len(panels), squeeze=False, margins={
-        "left": 0.6 / width, "right": 1 - 1.3 / width, "bottom": 0.6 / height,
-        "top": 1 - 0.8 / height, "wspace": 0.6 / (0.55 * H)})
+    cell, n = 0.62, len(panels)  # inches a side: room for "0.00" at 10 pt
+    gap = 0.95  # inches between panels: the lower one's title, the upper one's axis labels
+    width, height = cell * H + 2.3, n * cell * L + (n - 1) * gap + 1.55  # inches
+    fig, axes = new_figure(width, height, nrows=n, squeeze=False, margins={
+        "left": 0.7 / width, "right": 1 - 1.6 / width, "bottom": 0.65 / height,
+        "top": 1 - 0.9 / height, "hspace": gap / (cell * L)})
     for ax, (subtitle, grid) in zip(axes.flat, panels, strict=True):
         image = ax.imshow(grid, cmap="Reds", vmin=0, vmax=1)
-        annotate_cells(image, fmt="{:.2f}", threshold=0.5, fontsize=7)
+        annotate_cells(image, fmt="{:.2f}", threshold=0.5, fontsize=10)
         ax.set_xticks(range(H), range(H))
         ax.set_yticks(range(L), range(L))
         ax.tick_params(length=0, pad=3)
@@ -89,7 +92,7 @@ def layer_by_head(panels, title, path):  # [(subtitle, [L, H] weights)], str, Pa
         ax.set_title(subtitle, fontsize=10)
         ax.spines[:].set_visible(False)
     fig.suptitle(title, fontweight="bold")
-    bar = fig.add_axes((1 - 1.0 / width, 0.6 / height, 0.15 / width, 1 - 1.4 / height))
+    bar = fig.add_axes((1 - 1.25 / width, 0.65 / height, 0.15 / width, 1 - 1.55 / height))
     fig.colorbar(image, cax=bar, label="attention weight")
     return save(fig, path)
 
@@ -128,8 +131,9 @@ FIGURES = {  # file name -> Drawing(results it reads, rough seconds to draw, dra
 }
 
 
-def draw_sentence(model, result, out, layer=None, head=None):  # for `attention-workshop real`
-    """The head grid of each layer the text report shows (the chosen one, or the top heads')."""
+def draw_sentence(model, result, out, layer=None, head=None, fmt="png"):  # for `real --out`
+    """The head grid of each layer the text report shows (the chosen one, or the top heads'),
+    as real_layerL.png (or .svg, .pdf: `fmt`), and head_view.html."""
     from attention_workshop.real.head_search import content_heads, top_heads
     from attention_workshop.real.printout import SHOWN
 
@@ -145,12 +149,12 @@ def draw_sentence(model, result, out, layer=None, head=None):  # for `attention-
     name, shown = label(model.name, 60), label(sentence, 120)
     return [head_grid(result.tokens, result.attentions[lay],
                       f"{name}, layer {lay}: every head's weights\n{shown}",
-                      out / f"real_layer{lay}.png") for lay in layers] + [page]
+                      out / f"real_layer{lay}.{fmt}") for lay in layers] + [page]
 
 
-def draw_from_to(model, result, out, asked):  # `real --from A --to B --out DIR`
+def draw_from_to(model, result, out, asked, fmt="png"):  # `real --from A --to B --out DIR`
     """One word's share of attention on another in every layer and head, like
-    real_bank_heads.png, as real_A_B_heads.png; and the head view page."""
+    real_bank_heads.png, as real_A_B_heads.png (or .svg, .pdf: `fmt`); and the head view page."""
     from attention_workshop.figures.explore import file_name  # short and safe for any word
 
     words = asked["words"]
@@ -159,7 +163,7 @@ def draw_from_to(model, result, out, asked):  # `real --from A --to B --out DIR`
     a, b, name = label(words[0]), label(words[1]), label(model.name, 60)  # plain text, cut
     figure = layer_by_head([(f'"{a}" -> "{b}" in "{label(sentence, 60)}"', asked["grid"])],
                            f"{name}: how much {a} looks at {b}, in every layer and head",
-                           out / f"real_{safe}_heads.png")
+                           out / f"real_{safe}_heads.{fmt}")
     L, H = asked["grid"].shape
     start = int(np.argmax(asked["grid"])) // H
     page = write_atomic(out / "head_view.html", head_view_html(

@@ -169,13 +169,19 @@ def scaling(m2, path):  # module2.Result, Path -> Path
                                 (scaled, BLUE, "scaled: softmax(q.k / sqrt(d))")):
         ax.plot(dims, values, "o-", color=color, label=name, lw=2)
         for d, v in zip(dims, values, strict=True):
-            ax.annotate(f"{v:.3f}", (d, v), textcoords="offset points", xytext=(0, 8),
+            # above its point, unless it would reach the dashed 1.0 line: then below it
+            below = v > 0.9
+            ax.annotate(f"{v:.3f}", (d, v), textcoords="offset points",
+                        xytext=(0, -8 if below else 8), va="top" if below else "bottom",
                         ha="center", color=color, fontsize=9)
     ax.axhline(1.0, color=GRAY, ls="--", lw=1)
-    ax.text(dims[0], 0.97, "1.0 = one key takes everything", color=GRAY, fontsize=8, va="top")
+    ax.text(dims[0], 1.02, "1.0 = one key takes everything", color=GRAY, fontsize=8,
+            va="bottom")
+    # d = 4, 16, 64, 256: each step multiplies d by 4, so the steps are drawn evenly spaced
     ax.set_xscale("log", base=2)
     ax.set_xticks(dims, [str(d) for d in dims])
-    ax.set(xlabel="d (query/key width)", ylabel="average top weight (8 keys per row)",
+    ax.set(xlabel="d (query/key width; log scale: each step is x4)",
+           ylabel="average top weight (8 keys per row)",
            ylim=(0, 1.12), title="Without 1/sqrt(d), softmax turns winner-take-all")
     ax.legend(loc="center right")
     ax_std.plot(dims, np.sqrt(dims), "--", color=GRAY, label="sqrt(d)")
@@ -183,9 +189,15 @@ def scaling(m2, path):  # module2.Result, Path -> Path
     for d, v in zip(dims, std, strict=True):
         ax_std.annotate(f"{v:.2f}", (d, v), textcoords="offset points", xytext=(8, -10),
                         ha="left", fontsize=9)
+    # both axes log: sqrt(d) is then a straight line, x4 along d is x2 up the std
     ax_std.set_xscale("log", base=2)
+    ax_std.set_yscale("log", base=2)
     ax_std.set_xticks(dims, [str(d) for d in dims])
-    ax_std.set(xlabel="d", ylabel="std of dot products", title="Scores grow like sqrt(d)")
+    ax_std.set_yticks([2, 4, 8, 16], ["2", "4", "8", "16"])
+    ax_std.minorticks_off()
+    ax_std.set(xlabel="d (log scale: each step is x4)",
+               ylabel="std of dot products (log scale: x2)",
+               title="Scores grow like sqrt(d): x4 in d, x2 in std")
     ax_std.legend(loc="upper left")
     return save(fig, path)
 
