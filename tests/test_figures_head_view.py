@@ -49,7 +49,28 @@ def test_a_browser_draws_one_line_per_visible_weight(tmp_path):
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", page.as_uri()],
         capture_output=True, text=True, timeout=60, check=True).stdout
-    assert dom.count("<line ") == int((w[0].round(3) >= 0.01).sum())
+    head = sharpest_head(w[0].round(3))  # it opens on one head: the sharpest of the layer
+    assert embedded(page.read_text())["start_head"] == head
+    assert dom.count("<line ") == int((w[0, head].round(3) >= 0.01).sum())
+
+
+def sharpest_head(layer):  # [H, T, T] -> the head of the largest weight off the diagonal
+    best, found = -1.0, 0
+    for h, head in enumerate(layer):
+        for i, row in enumerate(head):
+            for j, v in enumerate(row):
+                if i != j and v > best:
+                    best, found = v, h
+    return found
+
+
+def test_it_opens_on_the_head_it_is_given_or_the_sharpest():
+    w = weights(L=2, H=4, T=3)
+    w[1, 2] = [[0.1, 0.85, 0.05], [0.3, 0.4, 0.3], [0.2, 0.2, 0.6]]  # 0.85 off the diagonal
+    w[1, 0] = [[0.05, 0.05, 0.9], [0.1, 0.8, 0.1], [0.2, 0.3, 0.5]]  # 0.9 wins
+    opened = embedded(head_view_html("t", list("abc"), w, 1))["start_head"]
+    assert opened == sharpest_head(w[1]) == 0
+    assert embedded(head_view_html("t", list("abc"), w, 1, start_head=3))["start_head"] == 3
 
 
 def test_real_out_writes_the_view_of_the_model_it_ran(tmp_path, capsys):
