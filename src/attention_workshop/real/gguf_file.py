@@ -31,8 +31,13 @@ from attention_workshop.userfiles import printable, refuse
 
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)  # version 1 wrote 32-bit counts; no reader reads it any more
-MAX_TENSORS = 1_000_000  # far above any model's (a 405B Llama has ~1,100); the size bounds it too
-MAX_KEYS = 1_000_000
+# Caps far above any real file's, so that a hostile header costs a second at the most whatever
+# the file's size (each string read is a step of a Python loop, ~1 us; measured at the caps:
+# 20,000 tensors 0.35 s, 100,000 keys 0.3 s, 1,000,000 strings 1 s)
+MAX_TENSORS = 20_000  # a 405B Llama has ~1,100, DeepSeek-V3 ~1,000
+MAX_KEYS = 100_000  # SmolLM2 has 33
+MAX_ITEMS = 1_000_000  # in one array: the largest vocabularies have ~262,000 tokens
+MAX_STRINGS = 1_000_000  # in all the arrays together: Llama 3 has 128,256 tokens, ~280,000 merges
 MAX_DIMS = 4  # ggml's GGML_MAX_DIMS
 ALIGNMENT = 32  # when general.alignment is absent
 TODO = "the file is damaged or not a GGUF file: download or install it again"
@@ -168,6 +173,7 @@ class Cursor:
 
     def __init__(self, data, pos):
         self.data, self.pos = data, pos
+        self.strings_left = MAX_STRINGS
 
     def take(self, n, what, item=None):  # -> the start of the next n bytes
         if n > len(self.data) - self.pos:
@@ -208,10 +214,14 @@ class Cursor:
             raise Malformed(f"the key {named} holds items of type {item}, which GGUF does not "
                             "define")
         least = 8 if item == STRING else struct.calcsize(SCALARS[item])  # a string: its length
+        if count > MAX_ITEMS or item == STRING and count > self.strings_left:
+            raise Malformed(f"the key {named} claims {count} items; at most {MAX_ITEMS} in one "
+                            f"array and {MAX_STRINGS} strings in all are read")
         if count * least > len(self.data) - self.pos:
             raise Malformed(f"the key {named} claims {count} items, more than the "
                             f"{len(self.data) - self.pos} bytes left can hold (truncated?)")
         if item == STRING:
+            self.strings_left -= count
             return [self.string(named, i) for i in range(count)]
         import numpy as np
 
