@@ -3,6 +3,7 @@ copy loss, against plain-Python loops, attention arrays whose answer is known by
 construction, torch, and transformers' own attentions and logits on the same ids."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -144,6 +145,7 @@ def test_minilm_scores_equal_transformers_on_the_same_ids(minilm):
         np.testing.assert_allclose(f.scores, expected, rtol=0, atol=1e-4)
         assert f.top == hp.ranked(f.scores, 3)
         assert f.loss_first is None and f.loss_second is None
+    assert doc_row("minilm") == [shown(found[kind], 1) for kind in hp.KINDS]
 
 
 @pytest.mark.parametrize(("n_layer", "n_head"), [(2, 4), (3, 2)])
@@ -199,3 +201,20 @@ def test_smollm2_heads_and_copy_loss_equal_transformers(smollm2, smollm2_model):
     assert best > 0.5 and second < first / 3  # an induction head, and the copy it makes
     f = found["induction"]
     assert (f.loss_first, f.loss_second) == pytest.approx((first, second), abs=1e-3)
+    assert doc_row("smollm2") == [shown(found[kind], n) for kind, n in (("induction", 3),
+                                  ("previous", 2), ("sink", 2))]
+    assert f"copy loss: {first:.2f} nats on the first half, {second:.2f} on the" in DOC
+
+
+DOC_LINES = (Path(__file__).parents[1] / "docs" / "heads.md").read_text().splitlines()
+DOC = " ".join(" ".join(DOC_LINES).split())  # the prose with its line breaks undone
+
+
+def doc_row(model):  # docs/heads.md's table row for `model` -> its 3 cells, the top heads only
+    row = next(line for line in DOC_LINES if line.startswith(f"| {model} |"))
+    cells = row.strip(" |").split(" | ")[1:]
+    return [cell.split(" (")[0].removeprefix("none: best ") for cell in cells]
+
+
+def shown(found, n):  # HeadScores -> its top n as the doc writes them: 'L18 H6 0.935, ...'
+    return ", ".join(f"L{lay} H{h} {s:.3f}" for lay, h, s in found.top[:n])
