@@ -113,3 +113,43 @@ def test_real_bad_options(argv, needle, workspace, capsys):
     folder = write_folder(workspace / "model", "bert")
     assert_one_line_refusal(["real", "the river bank", "--model", folder, "--out",
                              workspace / "out", *argv], workspace, capsys, needle)
+
+
+# bytes that are not UTF-8 on the command line: Python keeps them as U+DC80-U+DCFF
+NOT_UTF8 = "holds bytes that are not text here"
+UNDECODED = {  # (command, argv after the command, words the message must hold)
+    "real, a Latin-1 byte": ("real", ["the caf\udce9 bank"], "(\\xe9); type it as UTF-8 text"),
+    "real, a UTF-8 word under an ASCII locale": ("real", ["the caf\udcc3\udca9 bank"],
+                                                 "they are UTF-8, but the locale is not"),
+    "real --vs": ("real", ["the river bank", "--vs", "\udcff", "--word", "bank"], NOT_UTF8),
+    "explore": ("explore", ["the caf\udce9 bank"], "(\\xe9); type it as UTF-8 text"),
+    "explorer": ("explorer", ["the \udce9", "--no-real"], NOT_UTF8),
+}
+
+
+@pytest.mark.parametrize("case", UNDECODED)
+def test_bytes_that_are_not_utf8(case, workspace, capsys):
+    command, argv, needle = UNDECODED[case]
+    model = ["--model", write_folder(workspace / "model", "bert")] if command == "real" else []
+    assert_one_line_refusal([command, *argv, *model, "--out", workspace / "out"], workspace,
+                            capsys, needle)
+
+
+@pytest.mark.parametrize(("sentence", "environment", "needle"), [
+    (b"the caf\xe9 bank", {}, "(\\xe9); type it as UTF-8 text"),
+    ("the café bank".encode(), {"LC_ALL": "C", "PYTHONUTF8": "0"},
+     "(\\xc3\\xa9); they are UTF-8, but the locale is not: run with PYTHONUTF8=1"),
+], ids=["Latin-1", "UTF-8 under LC_ALL=C"])
+def test_the_installed_command_given_raw_bytes(sentence, environment, needle, workspace):
+    """As a shell passes them: argv bytes, decoded by Python with its locale."""
+    import os
+    import subprocess
+    import sys
+
+    folder = write_folder(workspace / "model", "bert")
+    done = subprocess.run([sys.executable, "-m", "attention_workshop", "real", sentence,
+                           "--model", str(folder), "--out", "out"], cwd=workspace,
+                          capture_output=True, timeout=120, env={**os.environ, **environment})
+    err = done.stderr.decode("ascii", "backslashreplace")
+    assert (done.returncode, done.stdout) == (2, b""), err
+    assert err.count("\n") == 1 and "Traceback" not in err and needle in err, err

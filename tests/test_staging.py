@@ -298,14 +298,33 @@ def test_a_learners_folder_named_like_a_stage_is_kept(out, kind):
     assert {n: tree(out)[n] for n in (*NEW, *MINE)} == {**NEW, **MINE}
 
 
-@pytest.mark.parametrize("mark", [None, "other\n", "mine"])
-def test_a_stage_named_folder_with_a_wrong_mark_is_kept(out, mark):
+@pytest.mark.parametrize(("mark", "inside"), [(None, "notes.txt"), ("other\n", None),
+                                             ("mine\n", "notes.txt"), ("mi", "notes.txt")])
+def test_a_stage_named_folder_that_is_not_all_ours_is_kept(out, mark, inside):
     mine = out / ".attention-workshop-new-mine"
     mine.mkdir()
     if mark is not None:
         (mine / staging.MARK).write_text(mark)
+    if inside is not None:
+        (mine / inside).write_text("the learner's")
+    before = tree(mine)
     staging.recover(out)
-    assert mine.is_dir()
+    if mark == "mine\n":  # marked as a stage of ours: a killed run's, removed whole
+        assert not mine.exists()
+    else:
+        assert tree(mine) == before
+
+
+@pytest.mark.parametrize("mark", [None, "", "ki"])
+def test_a_stage_killed_as_it_was_made_is_removed(out, mark):
+    """SIGKILL between making the stage and writing its whole MARK: empty, or the start of
+    its MARK alone. Nothing of anyone's can be in it: the next run removes it."""
+    begun = out / ".attention-workshop-new-kill"
+    begun.mkdir()
+    if mark is not None:
+        (begun / staging.MARK).write_text(mark)
+    staging.recover(out)
+    assert not begun.exists()
 
 
 def test_a_file_the_learner_changed_is_not_removed_with_the_old_set(out):

@@ -1,9 +1,12 @@
 """The command line: `attention-workshop COMMAND ...`, also `python -m attention_workshop`.
 
-Bad input becomes one line on stderr and exit code 2, never a traceback.
+Bad input becomes one line on stderr and exit code 2, never a traceback. Every message
+goes out through `userfiles.printable`: a newline, an escape sequence or a byte that was not
+UTF-8 in a path, a word or a module name shows escaped (\\n, \\x1b, \\xe9), on the one line.
 """
 
 import argparse
+import contextlib
 import gc
 import importlib
 import os
@@ -31,7 +34,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is a single line that says where help is."""
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        from attention_workshop.userfiles import printable
+
+        self.exit(2, f"{self.prog}: error: {printable(message)} (see '{self.prog} --help')\n")
 
 
 def build_parser(command=None):  # -> the parser of every command, or of `command` alone
@@ -64,13 +69,68 @@ def command_named(argv):  # argument list -> the command it names first, or None
 def program():  # the `attention-workshop` script and `python -m attention_workshop`
     """main() on this process's own arguments, for a process that exits right after.
 
+    The process's surroundings are made safe first (`_surroundings`): standard output writes
+    what its encoding cannot hold as escapes, a standard output that cannot be written (a
+    full disk, /dev/full) is one error line, and MPLBACKEND is dropped (a bad value stopped
+    matplotlib's import; the figures are drawn to files, by Agg, whatever it names).
+
     Python's exit visits every object left for its cycle collector first (~0.1 s once numpy
     and matplotlib are loaded, longer than drawing a small figure); the process's end frees
     them all anyway, so they are frozen out of its sight (gc.freeze). No cleanup is skipped:
     files, the output folder and the drawing process are closed and waited for by then."""
+    _surroundings()
     code = main()
+    try:
+        sys.stdout.flush()
+    except WorkshopError as exc:  # what was left in the buffer could not be written either
+        _say_error(exc)
+        code = 2
+    except BrokenPipeError:
+        code = 1
     gc.freeze()
     return code
+
+
+def _surroundings():
+    os.environ.pop("MPLBACKEND", None)
+    if hasattr(sys.stdout, "reconfigure"):  # PYTHONIOENCODING=ascii: "caf\\xe9", no crash
+        sys.stdout.reconfigure(errors="backslashreplace")
+    sys.stdout = _Output(sys.stdout)
+
+
+class _Output:
+    """sys.stdout, whose write errors are one WorkshopError: "cannot write to standard output
+    (No space left on device); ...". Once one fails, the rest goes to /dev/null (so the
+    interpreter's last flush stays silent). A closed pipe stays BrokenPipeError (`| head`)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        return self._guarded(self._stream.write, text)
+
+    def flush(self):
+        return self._guarded(self._stream.flush)
+
+    def _guarded(self, call, *args):
+        try:
+            return call(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+            raise WorkshopError(f"cannot write to standard output ({exc.strerror or exc}); "
+                                "free some space, or send the output elsewhere") from None
+
+    def __getattr__(self, name):  # isatty, encoding, fileno, buffer: the stream's own
+        return getattr(self._stream, name)
+
+
+def _say_error(exc):
+    from attention_workshop.userfiles import printable
+
+    print(f"{PROG}: error: {printable(exc)}", file=sys.stderr)
 
 
 def main(argv=None):
@@ -83,9 +143,12 @@ def main(argv=None):
         return exc.code
     with interrupts.raised():
         try:
+            if getattr(args, "out", None) == "":  # Path("") is the current folder
+                raise WorkshopError("--out '' names no folder; give one, e.g. --out "
+                                    "workshop-output")
             return args.handler(args)
         except WorkshopError as exc:
-            print(f"{PROG}: error: {exc}", file=sys.stderr)
+            _say_error(exc)
             return 2
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM; Interrupted says what it left
             return _interrupted(exc.left if isinstance(exc, Interrupted) else None,
@@ -101,6 +164,8 @@ def main(argv=None):
 
 
 def _interrupted(left, signum):  # left None: what the command had done by then
+    from attention_workshop.userfiles import printable
+
     left = left or interrupts.noted() or "nothing was written"
-    print(f"{PROG}: interrupted; {left}", file=sys.stderr)
+    print(f"{PROG}: interrupted; {printable(left)}", file=sys.stderr)
     return 128 + signum

@@ -184,14 +184,20 @@ def recover(folder):  # step 4, under the folder's lock
     if _flock is None:
         return  # no locks here (Windows): a live run's stage cannot be told from a dead one's
     for entry in os.scandir(folder):
-        if not _is_stage(entry):
+        kind = _stage_kind(entry)
+        if kind is None:
             continue  # a user's own folder or file, whatever its name
         try:
             lock = _hold_lock(entry.path, wait=False)
         except BlockingIOError:
             continue  # its writer still runs
         try:
-            if entry.name.startswith(DONE):
+            if kind == "begun":  # killed before its MARK was whole: nothing else in it
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(entry.path, MARK))
+                with contextlib.suppress(OSError):
+                    os.rmdir(entry.path)  # only if empty: nothing of anyone's is lost
+            elif entry.name.startswith(DONE):
                 done = Path(entry.path)
                 finish(folder, done, set_names(done), manifest.read_removals(done))
             _discard(entry.path)
@@ -240,20 +246,28 @@ def _put_back(folder, done, names, stale):  # a rename failed in step 3: undo ev
                      ((new, "now the new set's"), (missing, "missing")) if group)
 
 
-def _is_stage(entry):  # a DirEntry -> True if it is a stage this code made (MARK names it)
-    """Example: .attention-workshop-new-k2x9 holding MARK "k2x9" -> True; a learner's own
-    .attention-workshop-new-mine folder -> False."""
+def _stage_kind(entry):  # a DirEntry -> "ours", "begun" or None (not a stage of ours)
+    """Example: .attention-workshop-new-k2x9 holding MARK "k2x9" -> "ours"; a learner's own
+    .attention-workshop-new-mine folder holding anything else -> None; one holding nothing
+    but the start of its MARK (a run killed as it made its stage) -> "begun"."""
     prefix = next((p for p in (NEW, DONE) if entry.name.startswith(p)), None)
     if prefix is None or not entry.is_dir(follow_symlinks=False):
-        return False
+        return None
+    expected = entry.name[len(prefix):] + "\n"
     try:
+        inside = os.listdir(entry.path)
+        if not inside:
+            return "begun"
         mark = os.lstat(os.path.join(entry.path, MARK))
-        if not stat.S_ISREG(mark.st_mode) or mark.st_size > 100:
-            return False
+        if not stat.S_ISREG(mark.st_mode) or mark.st_size > len(expected.encode()):
+            return None
         with open(os.path.join(entry.path, MARK), encoding="utf-8", errors="replace") as f:
-            return f.read() == entry.name[len(prefix):] + "\n"
+            text = f.read()
     except OSError:
-        return False
+        return None
+    if text == expected:
+        return "ours"
+    return "begun" if inside == [MARK] and expected.startswith(text) else None
 
 
 def _missing(folder):  # -> [folder, its parent, ...]: those that do not exist, deepest first

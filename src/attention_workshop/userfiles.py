@@ -14,7 +14,8 @@ Data files (TOML or JSON, by the name's ending) also:
 4. parse; each JSON object's keys are unique (TOML refuses duplicates itself);
 5. nest at most MAX_DEPTH lists or tables deep (the parsers recurse: 3,000 levels would end
    in a RecursionError), hold no number of more than MAX_DIGITS digits (Python refuses to
-   read an int of 4,300), and every number is finite (no NaN or inf).
+   read an int of 4,300), every number is finite (no NaN or inf), and every text is text
+   (no lone surrogate from a JSON "\ud800" escape: it could be neither printed nor saved).
 """
 
 import errno
@@ -34,6 +35,9 @@ MAX_DIGITS = 100
 FORMATS = {".toml": "TOML", ".json": "JSON"}
 _LONG_NUMBER = re.compile(rf"\d(?:_?\d){{{MAX_DIGITS},}}")  # TOML writes 1_000 for 1000
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+# JSON's "\ud800" escapes give lone surrogates: no character, and no UTF-8 to print or save
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_NOT_TEXT = "holds a lone surrogate (a \\uD800-\\uDFFF escape without its pair), which is not text"
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (a named pipe)"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISSOCK, "a socket"))
@@ -110,12 +114,21 @@ def parse_data(text, suffix, what, path, todo):  # suffix ".toml" | ".json" -> p
 
 
 def printable(text, limit=None):  # str | Path -> one line, at most `limit` characters
-    """Control characters escaped, long text cut. Example: printable("x" * 50, 10) -> 9 x's + "…";
-    a name holding a newline prints it as the two characters backslash, n."""
+    """Every character that is not printable escaped, long text cut: the one way any text a
+    user gave (a path, a word, a name) is shown in a message. Example: printable("x" * 50, 10)
+    -> 9 x's + "…"; "a\nb" -> the four characters a, backslash, n, b; "\x1b[2J" -> "\\x1b[2J"
+    (no escape sequence reaches the terminal); "café" -> "café"; a byte that was not UTF-8
+    (0xe9 in argv, kept by Python as U+DCE9) -> "\\xe9"."""
     text = str(text)
     if not text.isprintable():
-        text = text.encode("unicode_escape").decode("ascii")
+        text = "".join(c if c.isprintable() else _escaped(c) for c in text)
     return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _escaped(char):  # one character that is not printable -> its escape, in ASCII
+    if "\udc80" <= char <= "\udcff":  # surrogateescape: the byte Python could not decode
+        return f"\\x{ord(char) - 0xdc00:02x}"
+    return char.encode("unicode_escape").decode("ascii")
 
 
 class DuplicateKey(ValueError):
@@ -174,9 +187,14 @@ def _check_values(doc):  # -> the first problem, in reading order, or None
             if level > MAX_DEPTH:
                 return f"it nests more than {MAX_DEPTH} levels deep"
             items = list(value.items() if isinstance(value, dict) else enumerate(value))
+            key = next((k for k, _ in items if isinstance(k, str) and _SURROGATE.search(k)), None)
+            if key is not None:
+                return f"{_location((where, key))} (a key) {_NOT_TEXT}"
             stack.extend((v, level + 1, (where, k)) for k, v in reversed(items))
         elif isinstance(value, float) and not math.isfinite(value):
             return f"{_location(where)} is {value}; every number must be finite (no NaN or inf)"
+        elif isinstance(value, str) and _SURROGATE.search(value):
+            return f"{_location(where)} {_NOT_TEXT}"
     return None
 
 

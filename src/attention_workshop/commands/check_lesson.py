@@ -43,7 +43,7 @@ def read_lesson(path):  # -> (text, place): place(n) names a notebook's line n; 
 
 def main(args):
     from attention_workshop.lesson_check import check_text, find_citations
-    from attention_workshop.userfiles import read_text
+    from attention_workshop.userfiles import printable, read_text
 
     lessons = [(path, *read_lesson(path)) for path in args.files]
     for path, text, place in lessons:
@@ -53,12 +53,13 @@ def main(args):
     passed = failed = 0
     for path, text, place in lessons:
         results = check_text(text, log, path, place)
+        shown = printable(path)  # a file name is the user's text: one line, no escape codes
         if not results:
-            print(f"{path}: no 'cross-check: results.log ...' citations found")
+            print(f"{shown}: no 'cross-check: results.log ...' citations found")
         for r in results:
             where = place(r.citation.line) if place else r.citation.line
-            print(f"{path}:{where}: results.log {r.citation.label}: "
-                  f"{r.detail if r.ok else 'FAIL: ' + r.detail}")
+            print(f"{shown}:{where}: results.log {r.citation.label}: "
+                  f"{r.detail if r.ok else 'FAIL: ' + printable(r.detail)}")
             passed += r.ok
             failed += not r.ok
     print(f"{passed} passed, {failed} failed")

@@ -20,7 +20,7 @@ def keys():  # -> ["0", "1", ...]: what `quiz MODULE` accepts, in order
 
 def resolve(module):  # "1", "module1", " Module1 " -> "module1"
     """The module name behind what the learner typed, or a WorkshopError listing the choices."""
-    wanted = str(module).lower().removeprefix("module").strip()
+    wanted = str(module).strip().lower().removeprefix("module").strip()
     for name in registry.MODULES:
         if registry.key(name) == wanted:
             return name

@@ -4,6 +4,7 @@
 """
 
 import textwrap
+from decimal import localcontext
 
 from attention_workshop.quiz.engine import grade, precision, read_answer
 
@@ -27,7 +28,7 @@ def verdict_lines(question, typed):  # typed: the learner's text, or None when u
         head = f"  no answer; the answer is {question.shown_answer}"
     else:
         try:
-            verdict = grade(question, read_answer(question, typed))
+            verdict = _verdict(question, typed)
             head = f"  {verdict}: {question.shown_answer} (you: {typed})"
             if verdict == "close":
                 head = (f"  close: give {precision(question.decimals)}; the answer is "
@@ -41,9 +42,17 @@ def verdict_lines(question, typed):  # typed: the learner's text, or None when u
 
 def right(question, typed):
     try:
-        return typed is not None and grade(question, read_answer(question, typed)) == "right"
+        return typed is not None and _verdict(question, typed) == "right"
     except ValueError:
         return False
+
+
+def _verdict(question, typed):  # -> "right" | "close" | "wrong", or ValueError (the form)
+    """grade() in decimal arithmetic wide enough for every digit typed: at Python's default
+    28 digits, rounding "12345678901234567890123456789.000" raised InvalidOperation."""
+    with localcontext() as exact:
+        exact.prec = max(exact.prec, 2 * len(typed) + question.decimals + 10)
+        return grade(question, read_answer(question, typed))
 
 
 def score_line(label, got, total):
