@@ -4,12 +4,14 @@ are in conftest.py).
 
 Playwright's own browser download does not work offline, so the tests launch the system's
 chromium. Without it (or without playwright) a test is skipped on a developer's machine and
-FAILS under CI=true, so CI can never pass by skipping the browser tests.
+FAILS under CI=true, so CI can never pass by skipping the browser tests. The same goes for
+axe-core (the accessibility checker, from npm: scripts/test.sh installs it into .cache/npm).
 """
 
 import os
 import shutil
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -17,20 +19,46 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
+AXE = Path(__file__).resolve().parents[1] / ".cache/npm/node_modules/axe-core/axe.min.js"
+WCAG_A_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+
+
+def missing(message):  # skip on a developer's machine, fail under CI
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def require_axe():  # -> axe-core's script, or skip (fail under CI)
+    if not AXE.is_file():
+        missing(f"needs axe-core at {AXE} (npm install --prefix .cache/npm axe-core@4; "
+                "scripts/test.sh does it)")
+    return AXE.read_text(encoding="utf-8")
+
+
+def axe_violations(page, impacts=("serious", "critical")):  # -> [(rule, impact, targets)]
+    """axe-core's WCAG 2.1 A and AA rules on the page as it is now. The page must come from a
+    context with bypass_csp=True (its policy lets only its own script run)."""
+    page.add_style_tag(content=".panel { content-visibility: visible !important; }")  # all drawn
+    if not page.evaluate("typeof axe !== 'undefined'"):
+        page.evaluate(require_axe())
+    found = page.evaluate("""tags => axe.run(document, {runOnly: {type: "tag", values: tags}})
+        .then(r => r.violations.map(v => [v.id, v.impact,
+                                          v.nodes.map(n => n.target.join(" "))]))""", WCAG_A_AA)
+    return [tuple(v) for v in found if v[1] in impacts]
+
+
 def require_browser():  # -> path of chromium, or skip (fail under CI)
-    missing = []
+    needs = []
     path = shutil.which("chromium")
     if path is None:
-        missing.append("Debian's chromium (apt-get install chromium; scripts/test.sh does it)")
+        needs.append("Debian's chromium (apt-get install chromium; scripts/test.sh does it)")
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        missing.append("playwright (pip install -e '.[test]')")
-    if missing:
-        message = "needs " + " and ".join(missing)
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+        needs.append("playwright (pip install -e '.[test]')")
+    if needs:
+        missing("needs " + " and ".join(needs))
     return path
 
 
@@ -50,8 +78,9 @@ class Opened:
     errors: list = field(default_factory=list)
 
 
-def open_page(browser, path, width=1280, height=800):  # Path -> Opened
-    page = browser.new_page(viewport={"width": width, "height": height})
+def open_page(browser, path, width=1280, height=800, bypass_csp=False):  # Path -> Opened
+    # bypass_csp: let a test add a script (axe-core) the page's own policy would refuse
+    page = browser.new_page(viewport={"width": width, "height": height}, bypass_csp=bypass_csp)
     opened = Opened(page)
     page.on("console", lambda m: m.type in ("error", "warning") and opened.errors.append(m.text))
     page.on("pageerror", lambda e: opened.errors.append(str(e)))

@@ -60,9 +60,9 @@ AW.define("save.js", ({h}) => {
   // Two buttons that save what svg() returns now: "save as SVG", "save as PNG".
   function saveButtons(svg, name, what) {
     return h("span", {class: "save"},
-      h("button", {type: "button", class: "save-svg", "aria-label": `save ${what} as SVG`,
+      h("button", {type: "button", class: "save-svg", "aria-label": `save as SVG: ${what}`,
                    onclick: () => saveSvg(svg(), name)}, "save as SVG"),
-      h("button", {type: "button", class: "save-png", "aria-label": `save ${what} as PNG`,
+      h("button", {type: "button", class: "save-png", "aria-label": `save as PNG: ${what}`,
                    onclick: () => savePng(svg(), name)}, "save as PNG"));
   }
 
