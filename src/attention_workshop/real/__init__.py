@@ -30,7 +30,7 @@ It never draws: the head grids and the HTML head view are in figures/.
 
 from attention_workshop.real.catalog import DEFAULT, KNOWN
 
-__all__ = ["DEFAULT", "KNOWN", "Model", "RunResult", "load_model"]
+__all__ = ["DEFAULT", "KNOWN", "Model", "RunResult", "generate", "heads", "load_model"]
 
 
 def load_model(name=DEFAULT, download=False, dtype="float32", say=None, fast=True):
@@ -54,17 +54,22 @@ def load_model(name=DEFAULT, download=False, dtype="float32", say=None, fast=Tru
         config = config_from_dict(raw, found)
         weights = {name[len("model."):] if name.startswith("model.") else name: array
                    for name, array in weights.items()}
+        meta = {"eos_id": raw.get("eos_token_id"), "chat_template": raw.get("chat_template")}
     else:
         from attention_workshop.real.checkpoint import load_folder
 
         config, weights, tokenizer = load_folder(found, dtype=dtype)
+        meta = {}
     return Model(name=str(name), config=config, weights=weights, tokenizer=tokenizer,
-                 fast=fast)
+                 fast=fast, **meta)
 
 
-def __getattr__(name):  # Model and RunResult bring numpy: imported when first asked for,
-    if name in ("Model", "RunResult"):  # so that `--help`, which reads KNOWN, stays light
-        from attention_workshop.real import model
+_LAZY = {"Model": "model", "RunResult": "model", "generate": "decode", "heads": "head_patterns"}
 
-        return getattr(model, name)
+
+def __getattr__(name):  # these bring numpy: imported when first asked for, so that
+    if name in _LAZY:  # `--help`, which reads KNOWN, stays light
+        import importlib
+
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -65,6 +65,8 @@ class Model:
     weights: dict = field(repr=False)  # checkpoint name -> array
     tokenizer: object = field(repr=False)
     fast: bool = True  # run real/fast/'s accelerator where the family has one (float32)
+    eos_id: int | None = None  # a decoder's end-of-sequence token: generation stops there
+    chat_template: str | None = field(default=None, repr=False)  # the model's own (ChatML)
 
     @property
     def dtype(self):  # the working precision, the weights': "float32", or "float64" for
@@ -72,6 +74,13 @@ class Model:
 
     def encode(self, text):  # str -> [ids], as run(text) would run them
         return encode(self.tokenizer, text, self.config.n_ctx)[1]
+
+    def generate(self, prompt, tokens=32, chat=False):  # -> decode.Generation
+        """Greedy decoding with a KV cache (decode.py). Example: load_model("smollm2")
+        .generate("The capital of France is", tokens=3).text -> " Paris. The"."""
+        from attention_workshop.real.decode import generate
+
+        return generate(self, prompt, tokens, chat)
 
     def run(self, sentence, past=None):  # str | [ids] -> RunResult
         """Tokenize `sentence` (or take its token ids as they are) and run the forward pass.
