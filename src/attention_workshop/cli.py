@@ -27,6 +27,7 @@ COMMANDS = {
     "explorer": "explorer",
     "check-lesson": "check_lesson",
     "heads": "heads",
+    "generate": "generate",
 }
 
 
