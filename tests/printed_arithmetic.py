@@ -83,6 +83,12 @@ def evaluate(toks):  # -> float, or None if the tokens are not one whole express
         return None
 
 
+def plain(text):  # a page's typography -> the checker's: "√2 = 1.414" -> "sqrt(2) = 1.414"
+    """The pages write × and √ where the terminal writes x and sqrt(...)."""
+    text = re.sub(r"√\(", "sqrt(", text.replace("×", "x").replace("\u2212", "-"))
+    return re.sub(r"√(\d+(?:\.\d+)?)", r"sqrt(\1)", text)
+
+
 def calculations(text):  # -> [(shown expression, value, shown result)]
     """Every "expression = number" in `text` (lines joined, spaces collapsed), taking the
     longest tail of the candidate run that is one whole expression with an operator."""

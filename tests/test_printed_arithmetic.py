@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from printed_arithmetic import calculations, holds, row_blend_checks, slow_motion_checks
+from printed_arithmetic import calculations, holds, plain, row_blend_checks, slow_motion_checks
 
 from attention_workshop import cli
 from attention_workshop.lesson_notebook import notebook_text
@@ -128,3 +128,28 @@ def test_notebooks_and_docs_print_true_calculations(path):
              if not holds(value, shown)]
     assert wrong == []
     assert len(found) >= AT_LEAST.get(path.name, 0)
+
+
+def test_the_page_typography_is_read_as_arithmetic():
+    assert [(e, s) for e, _, s in calculations(plain("divided by √2 = 1.414; 6 × 12 = 72"))] == [
+        ("sqrt( 2 )", "1.414"), ("6 x 12", "72")]
+
+
+def page_calculations(page):  # every calculation in the page's text, as a learner reads it
+    return calculations(plain(page.evaluate("document.body.innerText")))
+
+
+def test_the_explorer_page_prints_true_calculations(browser, page_file):
+    """explorer.html as it opens and after a learner types a sentence: every printed
+    calculation (the pages write × and √: "divided by √2 = 1.414") holds."""
+    from browser import open_page
+
+    page = open_page(browser, page_file).page
+    found = page_calculations(page)
+    page.fill("#sentence-text", "a loan at the bank by the river")
+    page.press("#sentence-text", "Enter")
+    found += page_calculations(page)
+    wrong = [f"{expr} = {shown} (it is {value:.6g})" for expr, value, shown in found
+             if not holds(value, shown)]
+    assert wrong == []
+    assert ("sqrt( 2 )", "1.414") in [(e, s) for e, _, s in found]
