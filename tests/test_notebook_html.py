@@ -77,9 +77,10 @@ def test_exploration_lists_ties_and_why():
 
 
 def test_exploration_repr_stays_plain():
+    """At a prompt: a few plain lines (tests/test_api.py checks their numbers), no HTML."""
     ex = explore("the river bank")
-    assert repr(ex).startswith("Exploration(tokens=['the', 'river', 'bank']")
-    assert "<" not in repr(ex).split("X=")[0]
+    assert repr(ex).startswith("Exploration('the river bank': 3 words x 4 axes")
+    assert "<" not in repr(ex) and len(repr(ex).splitlines()) == 4
 
 
 def test_every_text_is_escaped():
