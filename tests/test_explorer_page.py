@@ -31,9 +31,14 @@ def scaling():
 
 def test_one_file_that_fetches_nothing(scaling):
     page = explorer_html(explorer_data(scaling)).replace('"http://www.w3.org/2000/svg"', "SVG")
-    assert not re.search(r"<(link|img|iframe)\b|\bsrc\s*=|https?://|@import", page)
+    assert not re.search(r"https?://|@import|\bfetch\(|XMLHttpRequest", page)
+    markup = re.sub(r"<script>.*?</script>", "", page, flags=re.S)  # the page's own script apart
+    assert not re.search(r"<(link|img|iframe)\b|\bsrc\s*=", markup)
     assert page.count("<script") == 2 and page.count("</script>") == 2
-    assert "default-src 'none'" in page  # the policy forbids every fetch, even by mistake
+    # The policy forbids every fetch, even by mistake; images only from blobs the page itself
+    # makes ("save as PNG" draws its own SVG).
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page).group(1)
+    assert policy.startswith("default-src 'none';") and policy.endswith("; img-src blob:")
 
 
 def test_the_policy_allows_exactly_the_page_own_script_and_style(scaling):
@@ -209,16 +214,22 @@ def test_real_out_writes_the_page_with_the_runs_real_computed(tmp_path, capsys):
     assert "float32" in data["real"]["source"]
 
 
-def test_browser_tests_fail_under_ci_when_chromium_is_missing(monkeypatch):
+@pytest.mark.parametrize("needed", ["chromium", "axe-core"])
+def test_browser_tests_fail_under_ci_when_chromium_or_axe_is_missing(needed, monkeypatch,
+                                                                     tmp_path):
     import browser
 
-    monkeypatch.setattr(browser.shutil, "which", lambda name: None)
+    if needed == "chromium":
+        monkeypatch.setattr(browser.shutil, "which", lambda name: None)
+    else:
+        monkeypatch.setattr(browser, "AXE", tmp_path / "no-axe.min.js")
+    require = {"chromium": browser.require_browser, "axe-core": browser.require_axe}[needed]
     monkeypatch.setenv("CI", "true")
-    with pytest.raises(pytest.fail.Exception, match="chromium"):
-        browser.require_browser()
+    with pytest.raises(pytest.fail.Exception, match=needed):
+        require()
     monkeypatch.delenv("CI")
-    with pytest.raises(pytest.skip.Exception, match="chromium"):
-        browser.require_browser()
+    with pytest.raises(pytest.skip.Exception, match=needed):
+        require()
 
 
 def test_run_says_where_the_page_is(tmp_path, capsys):

@@ -23,21 +23,21 @@ def add_arguments(parser):
     add_own_files(parser)  # the page starts with the learner's words and wiring
 
 
-def real_section(sentence):  # MiniLM on the lesson sentences and `sentence`, as Module 3 runs it
+def minilm_section(sentence):  # MiniLM on `sentence` and the lesson's, as Module 3 runs it
     import numpy as np
 
-    from attention_workshop.figures.explorer import FLOAT64, model_runs, real_data
+    from attention_workshop.figures.explorer import FLOAT64, real_section
     from attention_workshop.modules.module3 import MODEL, MODEL_NAME
     from attention_workshop.real import load_model
 
     model = load_model(MODEL, dtype=np.float64)  # float64, as Module 3: the log's digits
-    return real_data(MODEL_NAME, model_runs(model, [sentence]), FLOAT64)
+    return real_section(MODEL_NAME, model, [sentence], FLOAT64)
 
 
 def main(args):
     from attention_workshop.errors import WorkshopError
     from attention_workshop.explore import Options, explore
-    from attention_workshop.figures.explorer import explorer_data, write_explorer
+    from attention_workshop.figures.explorer import write_page
     from attention_workshop.modules.module2 import scaling_experiment
     from attention_workshop.staging import staged
 
@@ -48,11 +48,11 @@ def main(args):
         real = None
         if not args.no_real:
             try:
-                real = real_section(sentence)
+                real = minilm_section(sentence)
             except WorkshopError as exc:  # no model here: the page still teaches Modules 1-2
                 print(f"attention-workshop: note: leaving out Module 3 ({exc})", file=sys.stderr)
-        data = explorer_data(scaling_experiment(), real, sentence, args.word.lower(), own)
-        path = write_explorer(stage.path, data)
+        path = write_page(stage.path, scaling_experiment(), real, sentence, args.word.lower(),
+                          own)
     print(f"wrote {stage.final(path)}: open it in any browser (double-click it); it needs no "
           "network, so you can also copy it to any web host")
     return 0

@@ -3,13 +3,15 @@ and W_V, and watches attention change; [S5] and a real model's heads beside them
 
 `data.py` gathers the engine's numbers, `page.py` inlines them with the template, the style and
 the scripts (package data in this folder; engine.js holds the attention math, tested equal to
-the Python engine in a real browser). `run` writes the page through FIGURES, the `explorer`
-command through write_explorer, `real --out` through real_command_page.
+the Python engine in a real browser; docs/explorer.md lists every script). One function,
+write_page, builds the page for all three commands: `run` through FIGURES (workshop_page),
+`explorer` (commands/explorer.py) and `real --out` (real_command_page). The head view
+(figures/head_view.py) keeps its template and script here too, beside the helpers it shares.
 """
 
 from pathlib import Path
 
-from attention_workshop.embeddings import EMBED, SENT_MONEY, SENT_RIVER, tokenize
+from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
 from attention_workshop.figures import Drawing
 from attention_workshop.figures.explorer.data import explorer_data, model_runs, real_data
 from attention_workshop.figures.explorer.page import explorer_html
@@ -17,35 +19,50 @@ from attention_workshop.files import write_atomic
 from attention_workshop.modules import module2, module3
 
 __all__ = ["FIGURES", "explorer_data", "explorer_html", "model_runs", "real_command_page",
-           "real_data", "write_explorer"]
+           "real_data", "real_section", "write_explorer", "write_page"]
 
 FILENAME = "explorer.html"
 FLOAT64 = "computed in float64 by the workshop's own NumPy code, as Module 3 of run"
 
 
-def write_explorer(folder, data):  # Path, dict -> Path
+def write_explorer(folder, data):  # Path, dict (explorer_data) -> Path of explorer.html
     return write_atomic(Path(folder) / FILENAME, explorer_html(data))
+
+
+def write_page(folder, scaling, real=None, sentence=SENT_RIVER, word="bank", own=(None,) * 4):
+    # Path, module2.Scaling, real_section(...) | None -> Path; own: explore's (Table, W_Q, W_K,
+    # W_V) from the learner's files, None for the built-in ones
+    """The one builder of explorer.html: [S5] as `scaling` measured it, Module 3 from `real`
+    (None: left out), starting from `sentence` and following `word`."""
+    return write_explorer(folder, explorer_data(scaling, real, sentence, word, own))
+
+
+def real_section(name, model, sentences, source, done=None):  # -> the page's Module 3
+    """`sentences`, then the lesson sentences, run by `model` (runs in `done` reused)."""
+    return real_data(name, model_runs(model, sentences, done), source)
 
 
 def workshop_page(m2, m3, path):  # module2.Result, module3.Result | None, Path -> Path
     """The page `run` writes: [S5] as the log measured it, Module 3's float64 runs if it ran."""
     real = None if m3 is None else real_data(
         module3.MODEL_NAME, {SENT_RIVER: m3.river, SENT_MONEY: m3.money}, FLOAT64)
-    return write_atomic(path, explorer_html(explorer_data(m2.scaling, real)))
+    return write_page(Path(path).parent, m2.scaling, real)
 
 
 def real_command_page(model, sentence, result, folder):  # for `attention-workshop real --out`
     """explorer.html with this run first, then the lesson sentences run by the same model in
     the same precision; Modules 1-2 start from the sentence when the table knows its words."""
+    from attention_workshop.explore.compute import words_of
+    from attention_workshop.explore.tables import builtin_table
     from attention_workshop.modules.module2 import scaling_experiment
 
-    runs = model_runs(model, [sentence], {sentence: result})
     source = (f"computed in {result.attentions.dtype} by the workshop's own NumPy code "
               "(attention-workshop real)")
-    words = tokenize(sentence)
-    start = " ".join(words) if words and all(w in EMBED for w in words) else SENT_RIVER
-    data = explorer_data(scaling_experiment(), real_data(model.name, runs, source), start)
-    return write_explorer(folder, data)
+    real = real_section(model.name, model, [sentence], source, {sentence: result})
+    table = builtin_table()
+    words = words_of(sentence, table)
+    start = " ".join(words) if words and all(w in table.words for w in words) else SENT_RIVER
+    return write_page(folder, scaling_experiment(), real, start)
 
 
 FIGURES = {FILENAME: Drawing(

@@ -3,7 +3,8 @@
 // The lines are redrawn on every change; the tokens are made once, so the element under the
 // pointer is never replaced and leaving it always lets it go. Pointer: hover shows a token's
 // lines; a tap or click chooses it, a tap again or anywhere else lets it go. Keyboard: Tab to
-// the tokens, arrow keys between them (one token in the tab order), Escape lets go.
+// the tokens, arrow keys between them (one token in the tab order), Escape lets go; the chosen
+// token stays chosen while the learner uses the controls.
 AW.define("head_view.js", ({s, fixed, saveButtons}) => {
   const data = JSON.parse(document.getElementById("data").textContent);
   const colors = data.colors;
@@ -55,9 +56,6 @@ AW.define("head_view.js", ({s, fixed, saveButtons}) => {
       pinned = pinned === i ? null : i; roving(i); draw();
     });
     token.addEventListener("focus", () => { roving(i); if (!pointing) { pinned = i; draw(); } });
-    token.addEventListener("blur", e => {
-      if (!left.includes(e.relatedTarget) && !pointing) { pinned = null; draw(); }
-    });
     token.addEventListener("keydown", e => {
       const to = {ArrowDown: i + 1, ArrowUp: i - 1, ArrowRight: i + 1, ArrowLeft: i - 1,
                   Home: 0, End: T - 1}[e.key];
@@ -68,7 +66,13 @@ AW.define("head_view.js", ({s, fixed, saveButtons}) => {
       }
     });
   });
-  document.addEventListener("click", () => { if (pinned !== null) { pinned = null; draw(); } });
+  // A tap or click anywhere but a token or a control lets the token go (a control keeps it:
+  // another head, another layer, "save" show or keep the chosen token's view).
+  document.addEventListener("click", e => {
+    if (pinned !== null && !e.target.closest("button, select, input, label")) {
+      pinned = null; draw();
+    }
+  });
   function roving(i) { left.forEach((t, k) => t.setAttribute("tabindex", k === i ? "0" : "-1")); }
   function draw() {
     const layer = data.attentions[Number(layerSel.value)], focus = pinned ?? hover;

@@ -19,9 +19,9 @@ from importlib import resources
 # each script as one AW.define / AW.panel call in its own scope, taking what earlier scripts
 # export; panels appear in this order; main.js (which starts the page) last. Adding a panel is
 # its script plus its name here (docs/contributing.md).
-SCRIPTS = ("registry.js", "engine.js", "format.js", "dom.js", "sentence.js", "plane.js",
-           "module1.js", "wiring.js", "module2.js", "strip.js", "scaling.js", "real.js",
-           "main.js")
+SCRIPTS = ("registry.js", "engine.js", "format.js", "dom.js", "save.js", "sentence.js",
+           "plane.js", "module1.js", "wiring.js", "module2.js", "strip.js", "scaling.js",
+           "real.js", "main.js")
 
 
 def asset(name):  # a file shipped beside this module (package data)

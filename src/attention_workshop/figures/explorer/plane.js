@@ -2,7 +2,7 @@
 // this sentence (red diamond) on the first two axes (water, money); kept sentences stay as
 // hollow diamonds, so "the river bank" and "the money bank" split bank in two, as in bank_split.png.
 // Every label is placed inside the frame, clear of the labels placed before it (placeLabels).
-AW.define("plane.js", ({h, s, fixed, words, followIndex, simpleAttention}) => {
+AW.define("plane.js", ({h, s, fixed, words, followIndex, simpleAttention, saveButtons}) => {
   const PLANE = {size: 340, pad: 44};
   const LABEL = {height: 13};
 
@@ -48,7 +48,8 @@ AW.define("plane.js", ({h, s, fixed, words, followIndex, simpleAttention}) => {
       if (!ctx.state.pins.includes(sentence)) ctx.state.pins = [...ctx.state.pins, sentence].slice(-4);
       update();
     }}, "keep this diamond");
-    const element = h("div", {class: "plane-box"}, svg, title, h("div", {class: "row"}, keep, pins));
+    const element = h("div", {class: "plane-box"}, svg, title, h("div", {class: "row"}, keep, pins),
+                      h("div", {class: "row"}, saveButtons(() => svg, "plane", "the plane")));
 
     function output(tokens, word) {  // the word's simple-attention output in another sentence
       const X = tokens.map(t => ctx.table.get(t));

@@ -1,7 +1,8 @@
 // scaling.js: [S5], why scores are divided by sqrt(d_k). The lesson's table as the engine measured
 // it, then a slider over d: the engine's measurements at that d, one row of 8 random scores drawn
 // by the engine, and softmax of that row with and without the division (computed here, live).
-AW.panel("scaling.js", ({h, s, panel, scrollBox, bars, fixed, largest, softmaxRows}) => {
+AW.panel("scaling.js", ({h, s, panel, scrollBox, bars, fixed, largest, softmaxRows,
+                         saveButtons}) => {
   return ctx => {
     const s5 = ctx.data.s5;
     const {section, body} = panel("scaling", "[S5] why the scores are divided by \u221ad_k",
@@ -25,7 +26,8 @@ AW.panel("scaling.js", ({h, s, panel, scrollBox, bars, fixed, largest, softmaxRo
     const plot = s("svg", {viewBox: "0 0 420 240", class: "curve", role: "img",
                            "aria-label": "average top weight against d, undivided and divided"});
     body.append(scrollBox(table), h("div", {class: "row"}, h("label", {for: "d-slider"}, "d "), slider, label),
-                say, h("div", {class: "s5-pictures"}, example, plot));
+                say, h("div", {class: "s5-pictures"}, example,
+                  h("div", {class: "curve-box"}, plot, saveButtons(() => plot, "s5_curve", "the curve"))));
     const start = s5.curve.findIndex(([d]) => d === 64);
     slider.value = String(start >= 0 ? start : 0);
     slider.oninput = () => draw();
