@@ -321,3 +321,17 @@ def test_weights_the_safetensors_library_refuses(case, workspace, capsys):
     folder = write_folder(workspace / "model", "gpt2")
     _reheadered(folder / "model.safetensors", edit, extra)
     refused(workspace, capsys, folder, needle)
+
+
+@pytest.mark.parametrize("unreadable", ["the folder", "config.json", "model.safetensors",
+                                        "tokenizer.json"])
+def test_an_unreadable_model_folder_or_file(unreadable, workspace, capsys):
+    """chmod 000, run as a user whom file modes bind (root's override dropped: hostile.py)."""
+    folder = write_folder(workspace / "model", "bert")
+    target = folder if unreadable == "the folder" else folder / unreadable
+    target.chmod(0)
+    try:
+        err = refused(workspace, capsys, folder, "ermission denied", subprocess_run=True)
+    finally:
+        target.chmod(0o755 if unreadable == "the folder" else 0o644)
+    assert unreadable.split()[-1] in err or "model folder" in err

@@ -64,3 +64,60 @@ def test_an_interrupt_a_library_swallowed_still_stops_the_commit(tmp_path):
                 pass
     assert stopped.value.left == f"'{folder}' is as it was (nothing in it changed)"
     assert tree(folder) == before
+
+
+# The program as a shell starts it (`python -m attention_workshop`, through runpy so that a
+# hook can send the signal at a chosen moment): where -> the hook's code run at that moment
+WHEN = {
+    "while a command's module is imported": "import_of('attention_workshop.commands.explore')",
+    "while argparse is imported": "import_of('argparse')",
+    "after the command, as the process ends": "gc_freeze()",
+}
+PROGRAM = """
+import gc, importlib.abc, os, runpy, signal, sys, time
+sig, twice = getattr(signal, sys.argv[1]), sys.argv[2] == "twice"
+def send():
+    os.kill(os.getpid(), sig)
+    if twice:
+        os.kill(os.getpid(), sig)
+    time.sleep(1)  # the handler runs within this second
+class Hook(importlib.abc.MetaPathFinder):
+    def __init__(self, name):
+        self.name = name
+    def find_spec(self, name, path=None, target=None):
+        if name == self.name:
+            sys.meta_path.remove(self)
+            send()
+def import_of(name):
+    sys.meta_path.insert(0, Hook(name))
+def gc_freeze():
+    gc.freeze = send
+{when}
+sys.argv = ["attention-workshop", *sys.argv[3:]]
+runpy.run_module("attention_workshop", run_name="__main__", alter_sys=True)
+"""
+
+
+@pytest.mark.parametrize("twice", ["once", "twice"])
+@pytest.mark.parametrize("name", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("when", WHEN)
+def test_the_program_interrupted_at_any_moment_says_one_line(when, name, twice, tmp_path):
+    """Once a traceback (KeyboardInterrupt in an import), a silent death by SIGTERM, or with
+    two Ctrl-C in a row "Interrupted: None": now exit 128 + N and one line, every time."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", PROGRAM.format(when=WHEN[when]), name, twice,
+                           "explore", "the river bank", "--out", "out"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    code = 128 + getattr(signal, name)
+    left = "'out' holds the new set, complete" if when.startswith("after") else \
+        "nothing was written"
+    assert done.returncode == code, done.stderr
+    if when.startswith("after"):  # explore's own report first, then the one line
+        assert done.stderr == f"wrote out/explore_weights.png\nattention-workshop: " \
+                              f"interrupted; {left}\n"
+        assert done.stdout.startswith('explore "the river bank" (3 words)\n')  # flushed first
+    else:
+        assert done.stderr == f"attention-workshop: interrupted; {left}\n"
+        assert done.stdout == "" and not (tmp_path / "out").exists()

@@ -3,10 +3,16 @@
 Bad input becomes one line on stderr and exit code 2, never a traceback. Every message
 goes out through `userfiles.printable`: a newline, an escape sequence or a byte that was not
 UTF-8 in a path, a word or a module name shows escaped (\\n, \\x1b, \\xe9), on the one line.
+
+Ctrl-C and SIGTERM, at any moment, end the program with one line and exit 128 + N (130,
+143): from as early as this file's first lines (`interrupts.exit_at_once`, installed here
+before argparse is imported) while nothing is under way; within a command through
+`interrupts.raised`, which cleans up first. Only Python's own start (~30 ms before this
+file runs) is out of reach: a signal then ends the process as the signal does.
 """
 
-import argparse
 import contextlib
+import functools
 import gc
 import importlib
 import os
@@ -17,6 +23,8 @@ from attention_workshop import interrupts
 from attention_workshop.errors import Interrupted, WorkshopError
 
 PROG = "attention-workshop"
+if interrupts.running_as_program():
+    interrupts.exit_at_once(PROG)
 
 # subcommand -> module under attention_workshop.commands
 COMMANDS = {
@@ -31,24 +39,31 @@ COMMANDS = {
 }
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is a single line that says where help is."""
+@functools.cache
+def _parser_class():  # argparse is imported here, not first thing (~10 ms): see the top
+    import argparse
 
-    def error(self, message):
-        from attention_workshop.userfiles import printable
+    class Parser(argparse.ArgumentParser):
+        """argparse, but a usage error is a single line that says where help is."""
 
-        self.exit(2, f"{self.prog}: error: {printable(message)} (see '{self.prog} --help')\n")
+        def error(self, message):
+            from attention_workshop.userfiles import printable
+
+            self.exit(2, f"{self.prog}: error: {printable(message)} (see '{self.prog} "
+                         "--help')\n")
+
+    return Parser
 
 
 def build_parser(command=None):  # -> the parser of every command, or of `command` alone
     """With `command` (a key of COMMANDS) only that command's module is imported and given
     its arguments; the others are names only (~12 ms less of a cold `real`, which has no use
     for run's, explore's or quiz's modules). `--help` and unknown names get the full parser."""
-    parser = _Parser(
+    parser = _parser_class()(
         prog=PROG,
         description="Build self-attention from nothing, then see it inside a real transformer.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_parser_class())
     sub.required = True
     for name, module_name in COMMANDS.items():
         if command is not None and name != command:
@@ -142,6 +157,13 @@ def main(argv=None):
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error (2), already printed
         return exc.code
+    try:
+        return _handled(args)
+    except KeyboardInterrupt as exc:  # a second Ctrl-C while the first was being handled
+        return _interrupted(exc)
+
+
+def _handled(args):  # the command, under interrupts.raised -> its exit code
     with interrupts.raised():
         try:
             if getattr(args, "out", None) == "":  # Path("") is the current folder
@@ -152,8 +174,7 @@ def main(argv=None):
             _say_error(exc)
             return 2
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM; Interrupted says what it left
-            return _interrupted(exc.left if isinstance(exc, Interrupted) else None,
-                                getattr(exc, "signum", signal.SIGINT))
+            return _interrupted(exc)
         except BrokenPipeError:  # the reader stopped early (e.g. `| head`): nothing more to say
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 1
@@ -161,12 +182,15 @@ def main(argv=None):
             if interrupts.seen() is None:
                 raise
             # an interrupt inside an import (numpy's C code) can surface as an ImportError
-            return _interrupted(None, interrupts.seen())
+            return _interrupted(Interrupted(interrupts.seen()))
 
 
-def _interrupted(left, signum):  # left None: what the command had done by then
+def _interrupted(exc):  # a KeyboardInterrupt (Interrupted: its signal, what it left) -> code
+    """One line, said once (a second interrupt while it is said adds nothing): what the
+    interrupt left, else what the command had done by then (interrupts.noted)."""
     from attention_workshop.userfiles import printable
 
-    left = left or interrupts.noted() or "nothing was written"
-    print(f"{PROG}: interrupted; {printable(left)}", file=sys.stderr)
-    return 128 + signum
+    left = getattr(exc, "left", None) or interrupts.noted() or "nothing was written"
+    return interrupts.report(lambda: print(f"{PROG}: interrupted; {printable(left)}",
+                                           file=sys.stderr),
+                             getattr(exc, "signum", signal.SIGINT))

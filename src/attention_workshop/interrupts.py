@@ -8,6 +8,12 @@ handler installed by `raised` also takes note: `seen()` then tells the caller th
 interrupt, not a broken install, stopped the command, and staging checks it once more
 before a commit. Where raising would be lost or harmful (Python's own import code, where
 ignored exceptions go), the signal is sent again a moment later.
+
+Outside `raised` (while the command line is still being imported and parsed, and once the
+command is over), the program's process exits at once on either signal, saying in one line
+what it had left (`exit_at_once`): nothing is half done then, so there is nothing to clean
+up. The line is said once (`reported`): a second Ctrl-C as the first is being reported
+adds nothing.
 """
 
 import contextlib
@@ -25,6 +31,7 @@ SIGNALS = ("SIGINT", "SIGTERM")
 _seen = []  # the signals `raised`'s handler received, first first
 _noted = []  # what the command has left behind so far (staging notes each commit)
 _armed = []  # non-empty while `raised` is in force: a deferred interrupt may come again
+_reported = []  # the signal the command line said it was interrupted by, once said
 
 
 @contextlib.contextmanager
@@ -48,16 +55,16 @@ def raised():
 
     _seen.clear()
     _noted.clear()
+    _reported.clear()
     _armed[:] = [True]
     previous, sys.unraisablehook = sys.unraisablehook, unraisable
     try:
         with _handlers(interrupt):
             yield
-    finally:
+    finally:  # what was noted stays: an interrupt after the command says what it left
         sys.unraisablehook = previous
         _armed.clear()
         _seen.clear()
-        _noted.clear()
 
 
 def _again(signum):
@@ -80,7 +87,9 @@ def seen():  # -> the first signal `raised` received, or None
 
 
 def note(left):  # what an interrupt from now on leaves behind, e.g. "'out' holds the new set"
-    _noted[:] = [left]
+    from attention_workshop.userfiles import printable  # escaped now, not in a handler
+
+    _noted[:] = [printable(left)]
 
 
 def noted():  # -> the last note, or None: nothing was written yet
@@ -111,3 +120,41 @@ def _handlers(handler):
     finally:
         for number, previous in saved.items():
             signal.signal(number, previous)
+
+
+def report(say, signum):  # say(): prints the one line -> the exit code, 128 + the first signal
+    """The command line's "interrupted" line, said once whatever comes while it is said."""
+    with held():
+        if not _reported:
+            say()
+            _reported.append(int(signum))
+    return 128 + _reported[0]
+
+
+def running_as_program(module="attention_workshop.__main__", script="attention-workshop"):
+    """True in the process the command line was started as (the installed script, or
+    `python -m attention_workshop`); False where it is imported (tests, a notebook)."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    return getattr(spec, "name", None) == module or \
+        os.path.basename(getattr(main, "__file__", None) or "") == script
+
+
+def exit_at_once(program):  # install: Ctrl-C or SIGTERM ends the process with one line
+    """Until `raised` takes over, and after it: exit 128 + N at once, after the line
+    "PROGRAM: interrupted; what was left" (what `note` last said, else nothing written),
+    unless the command line had already said it. Only os.write and os._exit run here: the
+    signal may come in the middle of an import."""
+
+    def now(signum, frame):
+        if not _reported:
+            _reported.append(signum)
+            with contextlib.suppress(Exception):  # what was printed so far still goes out
+                sys.stdout.flush()
+            left = noted() or "nothing was written"
+            with contextlib.suppress(OSError):
+                os.write(2, f"{program}: interrupted; {left}\n".encode("utf-8", "replace"))
+        os._exit(128 + _reported[0])
+
+    for name in SIGNALS:
+        signal.signal(getattr(signal, name), now)
