@@ -54,22 +54,25 @@ def test_a_browser_draws_one_line_per_visible_weight(tmp_path):
     assert dom.count("<line ") == int((w[0, head].round(3) >= 0.01).sum())
 
 
-def sharpest_head(layer):  # [H, T, T] -> the head of the largest weight off the diagonal
-    best, found = -1.0, 0
+def sharpest_head(layer):  # [H, T, T] -> by loops: the largest w[i][j] - mean_k w[k][j], i != j
+    best, found = -2.0, 0
     for h, head in enumerate(layer):
-        for i, row in enumerate(head):
-            for j, v in enumerate(row):
-                if i != j and v > best:
-                    best, found = v, h
+        T = len(head)
+        for j in range(T):
+            mean = sum(head[k][j] for k in range(T)) / T
+            for i in range(T):
+                if i != j and head[i][j] - mean > best:
+                    best, found = head[i][j] - mean, h
     return found
 
 
-def test_it_opens_on_the_head_it_is_given_or_the_sharpest():
+def test_it_opens_on_the_head_it_is_given_or_the_most_specific():
     w = weights(L=2, H=4, T=3)
-    w[1, 2] = [[0.1, 0.85, 0.05], [0.3, 0.4, 0.3], [0.2, 0.2, 0.6]]  # 0.85 off the diagonal
-    w[1, 0] = [[0.05, 0.05, 0.9], [0.1, 0.8, 0.1], [0.2, 0.3, 0.5]]  # 0.9 wins
-    opened = embedded(head_view_html("t", list("abc"), w, 1))["start_head"]
-    assert opened == sharpest_head(w[1]) == 0
+    w[1, 1] = w[1, 3] = 1 / 3  # even: 0 everywhere
+    w[1, 0] = [[0.05, 0.9, 0.05], [0.05, 0.9, 0.05], [0.05, 0.9, 0.05]]  # all look at one: 0
+    w[1, 2] = [[0.1, 0.1, 0.8], [0.3, 0.4, 0.3], [0.2, 0.2, 0.6]]  # 0.8 - 0.567: 0.233
+    assert sharpest_head(w[1]) == 2
+    assert embedded(head_view_html("t", list("abc"), w, 1))["start_head"] == 2
     assert embedded(head_view_html("t", list("abc"), w, 1, start_head=3))["start_head"] == 3
 
 
