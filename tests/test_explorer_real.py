@@ -135,13 +135,15 @@ def test_screenshots_render_without_errors_at_desktop_and_phone_width(browser, p
     from pathlib import Path
 
     docs = Path(__file__).resolve().parents[1] / "docs"
-    shots = {"explorer.png": (1280, 800, "#module2"), "explorer-phone.png": (390, 844, None)}
+    shots = {"explorer.png": (1280, 800, "#module2"), "explorer-phone.png": (390, 844, None),
+             "explorer-phone-wiring.png": (390, 844, "#edit-W_Q")}  # W_Q, and the strip below
     for name, (width, height, panel) in shots.items():
         opened = open_page(browser, page_file, width, height)
         page = opened.page
         assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways
         if panel:
             page.eval_on_selector(panel, "e => e.scrollIntoView()")
+            page.mouse.move(0, 0)
         page.screenshot(path=tmp_path / name)
         assert png_size(tmp_path / name) == (width, height) and not opened.errors
         if os.environ.get("UPDATE_DOCS") == "1":
