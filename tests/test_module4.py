@@ -1,0 +1,102 @@
+"""Module 4's numbers against transformers' SmolLM2 (float32, eager) and by hand.
+
+The module runs SmolLM2 in float64 with our own code; here each logged kind of number is
+recomputed independently: the sizes by hand, the rotary fact with transformers' own
+apply_rotary_pos_emb, bank's weights and the pattern scores from transformers' attentions,
+the greedy continuations from transformers' own greedy loop (test_smollm2.their_greedy).
+"""
+
+import numpy as np
+import pytest
+from smollm2_reference import smollm2_path
+from test_smollm2 import reference_run, their_greedy
+
+from attention_workshop.modules import module4
+from attention_workshop.real.head_patterns import pattern_scores
+from attention_workshop.report import Log
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def module_run():  # (its Result, its log lines from 126 on)
+    smollm2_path()
+    log = Log()
+    log.lines = [""] * 125  # Module 4 follows Module 3's last line
+    return module4.run(log, {}), log.lines[125:]
+
+
+def test_sizes_and_cache_worked_by_hand(module_run):
+    result, lines = module_run
+    assert lines[0].startswith("[S10] Module 4")
+    assert "30 layers x 9 query heads over 3 key/value heads, d_model = 576" in lines[1]
+    assert "sqrt(64) = 8.000" in lines[2]
+    assert "query heads 0-2 read KV head 0, 3-5 read KV head 1, 6-8 read KV head 2" in lines[4]
+    assert f"= {2 * 30 * 3 * 64 * 4:,} bytes (a KV head per query head: {2 * 30 * 9 * 64 * 4:,}" \
+        in lines[5]
+
+
+def test_rotary_scores_equal_transformers_rotation(module_run, smollm2_model):
+    from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+    result, _ = module_run
+    rotary = smollm2_model.model.rotary_emb
+    layer0 = smollm2_model.model.layers[0]
+    with torch.no_grad():
+        ids = torch.tensor([result.river.ids])
+        x = layer0.input_layernorm(smollm2_model.model.embed_tokens(ids)).double()
+        q = x @ layer0.self_attn.q_proj.weight.double().T  # [1, T, 576]
+        k = x @ layer0.self_attn.k_proj.weight.double().T
+        q, k = q[0, 2, :64], k[0, 1, :64]  # bank's head-0 query, river's KV-head-0 key
+
+        def score(m, n):
+            cos, sin = rotary(x, torch.tensor([[m, n]]))
+            qm, _ = apply_rotary_pos_emb(q.view(1, 1, 1, 64), q.view(1, 1, 1, 64),
+                                         cos[:, :1].double(), sin[:, :1].double())
+            kn, _ = apply_rotary_pos_emb(k.view(1, 1, 1, 64), k.view(1, 1, 1, 64),
+                                         cos[:, 1:].double(), sin[:, 1:].double())
+            return float((qm.flatten() @ kn.flatten()) / 8)
+
+    same, other = result.rotary
+    theirs = [score(3, 0), score(53, 50), score(503, 500)]
+    np.testing.assert_allclose(same, theirs, rtol=0, atol=1e-4)  # their angles are float32
+    assert abs(other - score(8, 0)) < 1e-4 and abs(other - same[0]) > 0.1
+
+
+def test_banks_weights_equal_transformers(module_run, smollm2_model):
+    result, lines = module_run
+    for run, grid in ((result.river, result.to_river), (result.money, result.to_money)):
+        attentions, _, _ = reference_run(smollm2_model, run.ids)
+        np.testing.assert_allclose(grid, attentions[:, :, 2, 1], rtol=0, atol=1e-5)
+        assert (attentions[:, :, 0, 1:] == 0).all()  # bank can only look back; "the" at itself
+    s12 = lines[lines.index(next(x for x in lines if x.startswith("[S12]"))) + 1]
+    lay, head = np.unravel_index(int(np.argmax(result.to_river)), result.to_river.shape)
+    assert s12.startswith(f'  bank -> river in "the river bank": L{lay} H{head} = '
+                          f"{result.to_river.max():.3f}")
+
+
+def test_pattern_scores_equal_transformers(module_run, smollm2_model):
+    result, _ = module_run
+    ids = result.patterns["induction"].ids
+    attentions, _, logits = reference_run(smollm2_model, ids)
+    for kind, found in result.patterns.items():
+        np.testing.assert_allclose(found.scores, pattern_scores(attentions, kind), rtol=0,
+                                   atol=1e-4)
+        assert [s for *_, s in found.top] == sorted(found.scores.ravel())[::-1][:3]
+    lp = torch.log_softmax(torch.tensor(logits, dtype=torch.float64), dim=-1).numpy()
+    nll = -lp[np.arange(len(ids) - 1), ids[1:]]  # position i predicts token i + 1
+    first, second = nll[:49].mean(), nll[50:].mean()
+    induction = result.patterns["induction"]
+    assert abs(induction.loss_first - first) < 1e-3 and abs(induction.loss_second - second) < 1e-3
+
+
+def test_the_continuations_are_transformers_greedy_ids(module_run, smollm2_model,
+                                                         smollm2_tokenizer):
+    result, _ = module_run
+    for generation in (result.continuation, result.answer):
+        n = len(generation.new_ids)
+        assert generation.new_ids == their_greedy(smollm2_model, generation.prompt_ids, n)
+    chat = smollm2_tokenizer.apply_chat_template(
+        [{"role": "user", "content": module4.QUESTION}], add_generation_prompt=True,
+        tokenize=False)
+    assert result.answer.prompt_ids == smollm2_tokenizer(chat)["input_ids"]
