@@ -5,7 +5,7 @@ missing axe-core or browser fails the test (tests/browser.py)."""
 
 import numpy as np
 import pytest
-from browser import axe_violations, open_page
+from browser import axe_violations, cells, open_page
 
 from attention_workshop.figures.head_view import head_view_html
 
@@ -39,4 +39,30 @@ def test_head_view_has_no_serious_violation(browser, tmp_path, width, height):
     page.focus('#view text[data-token="5"]')  # a token chosen: its numbers shown
     page.click("#all")
     assert axe_violations(page) == []
+    assert not opened.errors
+
+
+def test_every_heatmap_keeps_its_numbers_as_text(browser, tmp_path):
+    """Module 3's heatmap of a 14-token sentence: every cell prints its weight (2 decimals in a
+    smaller font past 10 tokens), not colour alone."""
+    pytest.importorskip("tokenizers")
+    import contextlib
+    import io
+
+    from attention_workshop import cli
+    from attention_workshop.errors import WorkshopError
+    from attention_workshop.real import load_model
+
+    sentence = "the money bank by the river of the lake at the shore"
+    try:
+        result = load_model("minilm", dtype=np.float64).run(sentence)
+    except WorkshopError:
+        pytest.skip("MiniLM's weights are not installed")
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert cli.main(["explorer", sentence, "--out", str(tmp_path)]) == 0
+    page = (opened := open_page(browser, tmp_path / "explorer.html")).page
+    assert len(result.tokens) == 14
+    layer, head = (int(page.input_value(f"#real-{k}")) for k in ("layer", "head"))
+    printed = cells(page, "#real-0-matrix")
+    assert printed == [[f"{v:.2f}" for v in row] for row in result.attentions[layer, head]]
     assert not opened.errors

@@ -96,7 +96,7 @@ AW.define("dom.js", ({fixed}) => {
       this.table.style.width = `${this.widths.reduce((a, b) => a + b, 0)}ch`;
     }
 
-    set(values, {top = 1, mask = null, digits = 3, hideNumbers = false} = {}) {
+    set(values, {top = 1, mask = null, digits = 3} = {}) {
       this.values = values; this.mask = mask;
       let grown = false;
       values.forEach((row, i) => row.forEach((v, j) => {
@@ -106,10 +106,10 @@ AW.define("dom.js", ({fixed}) => {
           td.style.color = "";
           return;
         }
-        const shown = hideNumbers ? "" : fixed(v, digits);
+        const shown = fixed(v, digits);
         if (shown.length + 2 > this.widths[j + 1]) { this.widths[j + 1] = shown.length + 2; grown = true; }
         text(td, shown);  // an unchanged cell is left alone: no new text to lay out
-        setClass(td, hideNumbers ? "small" : "");
+        setClass(td, "");
         if (this.options.heat) heat(td, v, top);
       }));
       if (grown) this.size();

@@ -3,7 +3,7 @@
 // chosen pair of words the three heads where the first looks hardest at the second.
 AW.define("real.js", ({h, scrollBox, readout, bars, MatrixView, fixed, largest, topOf}) => {
   const TOP_HEADS = 3;
-  const NUMBERS_UP_TO = 10;  // tokens; past this the cells show colour, numbers on hover or focus
+  const DENSE_PAST = 10;  // tokens; past this the cells print 2 decimals in a smaller font
 
   // The `count` heads where token `from` puts most weight on token `to`; ties keep layer, then head
   // order (as real/head_search.py's heads_toward). Returns [[layer, head, weight], ...].
@@ -78,7 +78,9 @@ AW.define("real.js", ({h, scrollBox, readout, bars, MatrixView, fixed, largest, 
       const w = r.attentions[layer][head];
       view.table.querySelector("caption").textContent =
         `layer ${layer}, head ${head}: each row is where that token looks (rows sum to 1)`;
-      view.set(w, {top: topOf(w), hideNumbers: r.tokens.length > NUMBERS_UP_TO});
+      const dense = r.tokens.length > DENSE_PAST;  // every heatmap keeps its numbers as text
+      view.table.classList.toggle("dense", dense);
+      view.set(w, {top: topOf(w), digits: dense ? 2 : 3});
       heads.replaceChildren(...headsToward(r.attentions, f, t).map(([l, hd, v]) => h("button", {
         type: "button", class: "head", "aria-pressed": String(l === layer && hd === head),
         onclick: () => pick(l, hd)}, `layer ${l}, head ${hd}: ${fixed(v)}`)));
