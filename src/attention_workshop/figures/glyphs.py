@@ -14,6 +14,7 @@ save.
 
 import functools
 
+import numpy as np
 from matplotlib.collections import PathCollection
 from matplotlib.font_manager import FontProperties
 from matplotlib.path import Path
@@ -33,6 +34,8 @@ def annotate_cells(image, fmt="{:.2f}", threshold=0.5, fontsize=7):
     texts, offsets, colors = [], [], []
     for i, row in enumerate(image.get_array()):
         for j, value in enumerate(row):
+            if value is np.ma.masked:  # a cell left out (not yet written): no number
+                continue
             texts.append(fmt.format(value))
             offsets.append(centre(image, i, j))
             colors.append("white" if value > threshold else "black")

@@ -1,0 +1,49 @@
+"""Module 4's figures show Module 4's numbers: the pattern grids every head's score, the
+writing figure each new token's attention row of the head it names."""
+
+import numpy as np
+import pytest
+from smollm2_reference import smollm2_path
+
+from attention_workshop.figures import decoder
+from attention_workshop.modules import module4
+from attention_workshop.report import Log
+
+
+@pytest.fixture(scope="module")
+def m4():
+    smollm2_path()
+    log = Log()
+    log.lines = [""] * 125
+    return module4.run(log, {})
+
+
+def numbers(ax):  # the numbers written on a heatmap's cells, in reading order
+    [cells] = [c for c in ax.collections if hasattr(c, "cell_texts")]
+    return cells.cell_texts
+
+
+def test_pattern_grids_write_every_heads_score(m4):
+    fig = decoder.pattern_grids(m4, None)
+    axes = fig.axes[:3]
+    for ax, kind in zip(axes, ("induction", "previous", "sink"), strict=True):
+        scores = m4.patterns[kind].scores  # [30, 9]
+        assert numbers(ax) == [f"{v:.2f}" for v in scores.ravel()]
+        assert ax.get_xlabel() == "head" and kind.split("-")[0] in ax.get_title()
+        lay, head, score = m4.patterns[kind].top[0]
+        assert f"best L{lay} H{head} = {score:.2f}" in ax.get_title()
+    assert axes[0].get_ylabel() == "layer"
+
+
+def test_writing_shows_each_new_tokens_row(m4):
+    fig = decoder.writing(m4, None)
+    ax = fig.axes[0]
+    g = m4.continuation
+    layer, head = decoder.content_head(g)
+    assert f"layer {layer}, head {head}" in fig._suptitle.get_text()
+    expected = [f"{w:.2f}" for s in g.steps for w in s.attention[layer, head]]
+    assert numbers(ax) == expected  # row i: the weights over the tokens before new token i
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == [decoder.readable(s.token) for s in g.steps]
+    assert ax.get_ylabel() == "the token it wrote"
+    np.testing.assert_allclose([s.attention[layer, head].sum() for s in g.steps], 1.0)
