@@ -8,8 +8,10 @@ import re
 import numpy as np
 import pytest
 from browser import open_page, shown
+from explore_cli import explore_json
 
 from attention_workshop import cli
+from attention_workshop.embeddings import SENT_MONEY
 from attention_workshop.figures import explorer
 from attention_workshop.figures.head_view import head_view_html
 
@@ -29,15 +31,22 @@ def png_size(data):  # (width, height) from a PNG's header
 def test_the_explorer_saves_the_plane_and_the_curve_as_they_are_now(browser, page_file):
     page = (opened := open_page(browser, page_file)).page
     page.click('button.preset:has-text("the money bank")')
-    name, data = saved(page, "#module1 .save-svg")
+    name, data = saved(page, ".plane-box .save-svg")
     svg = data.decode("utf-8")
     assert name == "plane.svg" and svg.startswith("<svg")
     assert 'xmlns="http://www.w3.org/2000/svg"' in svg
     texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
     assert "bank's lookup (0.30, 0.30)" in texts  # text stays text, of the sentence shown now
     assert any(t.startswith('"the money bank" (0.158, 0.409)') for t in texts)  # log line 47
-    name, data = saved(page, "#module1 .save-png")
+    name, data = saved(page, ".plane-box .save-png")
     assert name == "plane.png" and png_size(data) == (2 * 428, 2 * 428)  # the viewBox, twice
+    name, data = saved(page, "#m2-weights ~ .save .save-svg")  # a heatmap, as drawn now
+    svg = data.decode("utf-8")
+    ref = explore_json(SENT_MONEY)["wired"]["weights"]
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    assert name == "m2_weights.svg" and texts[0] == "weights = softmax of each row"
+    assert [shown(v) for row in ref for v in row] == [t for t in texts if re.match(r"0\.\d{3}$", t)]
+    assert svg.count("<rect") == 1 + 9  # the paper, then one per cell
     name, data = saved(page, "#scaling .save-svg")
     assert name == "s5_curve.svg" and "avg top weight" in data.decode("utf-8")
     assert not opened.errors

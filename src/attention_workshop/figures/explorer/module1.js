@@ -17,7 +17,7 @@ AW.define("module1.js", ({listItems, named, largest}) => {
 });
 
 AW.panel("module1.js", ({h, panel, MatrixView, cellReadout, scrollBox, fixed, named, lookList,
-                         topOf, buildPlane, PROMPT, EMPTY}) => ctx => {
+                         topOf, buildPlane, saveButtons, tableSvg, PROMPT, EMPTY}) => ctx => {
   const {section, body} = panel("module1", "Module 1: attention with nothing learned",
     "Each word scores every word by a dot product of their rows, turns its scores into shares " +
     "that sum to 1 (softmax), and becomes the share-weighted blend of all the rows.");
@@ -41,7 +41,9 @@ AW.panel("module1.js", ({h, panel, MatrixView, cellReadout, scrollBox, fixed, na
       `${fixed(cur().X[i][j])})`)}),
   };
   for (const [key, v] of Object.entries(views)) v.table.id = `m1-${key}`;
-  body.append(empty, h("div", {class: "matrices"}, ...Object.values(views).map(v => scrollBox(v.table))),
+  const save = saveButtons(() => tableSvg(views.weights.table), "m1_weights", "the weights");
+  body.append(empty, h("div", {class: "matrices"}, ...Object.entries(views).map(([key, v]) =>
+    (key === "weights" ? scrollBox(v.table, save) : scrollBox(v.table)))),
     say.element, h("div", {class: "split"},
       h("div", {}, h("h3", {}, "Where each word looks most"), looks),
       h("div", {}, h("h3", {}, "The followed word on the first two axes"), plane.element)));

@@ -11,7 +11,7 @@ AW.define("module2.js", () => {
 
 AW.panel("module2.js", ({h, panel, MatrixView, cellReadout, scrollBox, bars, text, listItems,
                          fixed, readable, named, largest, topOf, copy, identity,
-                         buildWiringEditor, PROMPT, EMPTY}) => ctx => {
+                         buildWiringEditor, saveButtons, tableSvg, PROMPT, EMPTY}) => ctx => {
   const {section, body} = panel("module2", "Module 2: queries and keys, wired by hand",
     "Each word asks a question (its query, X @ W_Q) and shows an advertisement (its key, " +
     "X @ W_K); a word's score for another is how well that word's key answers its query.");
@@ -84,7 +84,9 @@ AW.panel("module2.js", ({h, panel, MatrixView, cellReadout, scrollBox, bars, tex
       `${t(i)}'s output ${axes[j]} = ${fixed(w().outputs[i][j])}`)}),
   };
   for (const [key, v] of Object.entries(views)) v.table.id = `m2-${key}`;
-  const boxes = Object.fromEntries(Object.entries(views).map(([k, v]) => [k, scrollBox(v.table)]));
+  const save = saveButtons(() => tableSvg(views.weights.table), "m2_weights", "the weights");
+  const boxes = Object.fromEntries(Object.entries(views).map(([k, v]) =>
+    [k, k === "weights" ? scrollBox(v.table, save) : scrollBox(v.table)]));
   body.append(empty, h("div", {class: "matrices"}, ...Object.values(boxes)), say.element,
               h("h3", {}, "Where each word looks most: simple \u2192 wired"), looks,
               h("h3", {id: "lives-title"}, "Three lives"), lives, ratio);

@@ -1,7 +1,8 @@
 // real.js: Module 3, a real model's attention as the engine computed it (the numbers are
 // embedded, not recomputed). One layer and head at a time, two sentences side by side, and for a
 // chosen pair of words the three heads where the first looks hardest at the second.
-AW.define("real.js", ({h, scrollBox, readout, bars, MatrixView, fixed, largest, topOf}) => {
+AW.define("real.js", ({h, scrollBox, readout, bars, MatrixView, fixed, largest, topOf,
+                        saveButtons, tableSvg}) => {
   const TOP_HEADS = 3;
   const DENSE_PAST = 10;  // tokens; past this the cells print 2 decimals in a smaller font
 
@@ -48,14 +49,15 @@ AW.define("real.js", ({h, scrollBox, readout, bars, MatrixView, fixed, largest, 
     real.runs.forEach((r, i) => sentence.append(h("option", {value: String(i)}, `"${r.sentence}"`)));
     sentence.value = String(Math.min(k, real.runs.length - 1));
     const heads = h("div", {class: "row heads", id: `${id}-heads`});
-    const grid = scrollBox(), say = readout(), row = h("div", {class: "row-bars"});
+    let view = null;
+    const save = saveButtons(() => tableSvg(view.table), `real_${k}_head`, "this head's weights");
+    const grid = scrollBox(save), say = readout(), row = h("div", {class: "row-bars"});
     const element = h("div", {class: "side", id},
       h("div", {class: "row"}, h("label", {for: sentence.id}, "Sentence "), sentence),
       h("div", {class: "row"}, h("label", {for: from.id}, "Word "), from,
         h("label", {for: to.id}, " looking at "), to),
       h("p", {class: "hint"}, "The heads where it looks hardest (click one to show it):"), heads,
       grid, say, row);
-    let view = null;
     const run = () => real.runs[Number(sentence.value)];
 
     function rebuild() {
@@ -70,7 +72,7 @@ AW.define("real.js", ({h, scrollBox, readout, bars, MatrixView, fixed, largest, 
         }});
       view.table.id = `${id}-matrix`;
       grid.querySelector("table")?.remove();
-      grid.append(view.table);
+      grid.insertBefore(view.table, save);
     }
 
     function update() {

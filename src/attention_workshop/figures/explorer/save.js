@@ -10,12 +10,14 @@ AW.define("save.js", ({h}) => {
 
   function standalone(svg) {  // -> [SVG text, width, height]
     const copy = svg.cloneNode(true), box = svg.viewBox.baseVal;
-    const width = box && box.width ? box.width : svg.clientWidth;
-    const height = box && box.height ? box.height : svg.clientHeight;
+    const width = box.width || svg.clientWidth, height = box.height || svg.clientHeight;
     const from = [svg, ...svg.querySelectorAll("*")], to = [copy, ...copy.querySelectorAll("*")];
     from.forEach((e, k) => {
-      const look = getComputedStyle(e);
-      for (const name of LOOK) to[k].setAttribute(name, look.getPropertyValue(name));
+      const look = getComputedStyle(e);  // nothing for a picture built apart (tableSvg)
+      for (const name of LOOK) {
+        const value = look.getPropertyValue(name);
+        if (value && !to[k].hasAttribute(name)) to[k].setAttribute(name, value);
+      }
       for (const name of ["tabindex", "role", "class", "id", "aria-pressed", "aria-label"]) {
         to[k].removeAttribute(name);
       }
@@ -23,8 +25,9 @@ AW.define("save.js", ({h}) => {
     copy.setAttribute("xmlns", SVG_NS);
     copy.setAttribute("width", width); copy.setAttribute("height", height);
     const paper = document.createElementNS(SVG_NS, "rect");
-    for (const [k, v] of Object.entries({x: box ? box.x : 0, y: box ? box.y : 0, width, height,
-                                         fill: "#fff"})) paper.setAttribute(k, v);
+    for (const [k, v] of Object.entries({x: box.x, y: box.y, width, height, fill: "#fff"})) {
+      paper.setAttribute(k, v);
+    }
     copy.insertBefore(paper, copy.firstChild);
     return [new XMLSerializer().serializeToString(copy), width, height];
   }
@@ -57,6 +60,39 @@ AW.define("save.js", ({h}) => {
     image.src = url;
   }
 
+  // A table as it is drawn now (its caption, labels, numbers and cell colours) as an SVG picture,
+  // built apart from the page. Example: tableSvg(weights.table) -> <svg> of rects and texts.
+  function tableSvg(table) {
+    const rows = [...table.rows], cols = Math.max(...rows.map(r => r.cells.length));
+    const label = Math.max(4, ...rows.map(r => r.cells[0].textContent.length)) * 7.5 + 12;
+    const cw = Math.max(58, ...rows.flatMap(r => [...r.cells].slice(1)
+      .map(c => c.textContent.length * 7.5 + 12))), rh = 22, top = 24;
+    const title = table.caption ? table.caption.textContent : "";
+    const width = Math.max(label + (cols - 1) * cw, title.length * 7.5 + 8);
+    const height = top + rows.length * rh + 4;
+    const el = (tag, attrs, value) => {
+      const e = document.createElementNS(SVG_NS, tag);
+      for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+      if (value !== undefined) e.textContent = value;
+      return e;
+    };
+    const svg = el("svg", {viewBox: `0 0 ${width} ${height}`, "font-family": "monospace",
+                           "font-size": "13px"});
+    svg.append(el("text", {x: 2, y: 16, "font-weight": "600", "font-family": "sans-serif"},
+                  title));
+    rows.forEach((row, i) => [...row.cells].forEach((cell, j) => {
+      const x = j ? label + (j - 1) * cw : 0, y = top + i * rh, look = getComputedStyle(cell);
+      const paint = look.backgroundColor;
+      if (cell.tagName === "TD") {
+        svg.append(el("rect", {x, y, width: cw, height: rh, stroke: "#e3e5e8",
+                               fill: paint && paint !== "rgba(0, 0, 0, 0)" ? paint : "#fff"}));
+      }
+      svg.append(el("text", {x: j ? x + cw - 6 : x + 4, y: y + 15, fill: look.color,
+                             "text-anchor": j ? "end" : "start"}, cell.textContent));
+    }));
+    return svg;
+  }
+
   // Two buttons that save what svg() returns now: "save as SVG", "save as PNG".
   function saveButtons(svg, name, what) {
     return h("span", {class: "save"},
@@ -66,5 +102,5 @@ AW.define("save.js", ({h}) => {
                    onclick: () => savePng(svg(), name)}, "save as PNG"));
   }
 
-  return {saveSvg, savePng, saveButtons};
+  return {saveSvg, savePng, saveButtons, tableSvg};
 });
