@@ -71,3 +71,18 @@ def test_top_heads_is_the_largest_masked_weight(seed):
     assert sorted(left_out["position"]) == sorted(zip(*np.nonzero(position), strict=True))
     assert sorted(left_out["resting"]) == sorted(zip(*np.nonzero(resting), strict=True))
     assert [item for item in expected if not (position | resting)[item[:2]]] == kept
+
+
+def test_a_decoders_first_token_is_rest_not_a_look():
+    from attention_workshop.real.head_search import rest_positions
+
+    assert rest_positions([False, False, False], causal=True).tolist() == [True, False, False]
+    assert rest_positions([True, False, True], causal=False).tolist() == [True, False, True]
+    # a sink head: every token parks on token 0; one word looks at another by content
+    A = np.zeros((1, 2, 4, 4))
+    A[0, 0, :, 0] = 1.0
+    A[0, 1] = np.tril(np.ones((4, 4))) / np.arange(1, 5)[:, None]
+    A[0, 1, 3] = [0.1, 0.8, 0.05, 0.05]  # the last word looks at word 1, two back
+    rest = rest_positions([False] * 4, causal=True)
+    ((layer, head, q, k, w),) = top_heads(A, rest, 1)
+    assert (layer, head, q, k, w) == (0, 1, 3, 1, 0.8)  # not the sink head's 1.0 on token 0

@@ -12,6 +12,17 @@ NEIGHBOUR_SHARE = 0.75  # a head is positional if this share of its words look a
 RESTING_SHARE = 0.75  # a head rests if this share of its words look most at rest positions
 
 
+def rest_positions(special, causal):  # [T] bool, bool -> [T] bool
+    """Where heads park attention that looks for nothing: the special tokens ([CLS], [SEP])
+    and, in a decoder, the first token (the "sink": every token can see it). Looks at these
+    are rest, not looks at a word. Example: a decoder's "the river bank" -> [True, False,
+    False]."""
+    rest = np.array(special, dtype=bool)
+    if causal and len(rest):
+        rest[0] = True
+    return rest
+
+
 def off_self_weights(attentions, special):  # [L, H, T, T], [T] bool -> [L, H, T, T]
     """The weights with the diagonal and every special token's row and column set to 0.
 

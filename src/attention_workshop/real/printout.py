@@ -11,7 +11,12 @@ import textwrap
 import numpy as np
 
 from attention_workshop.real.drift import drift
-from attention_workshop.real.head_search import content_heads, neighbour_head, top_heads
+from attention_workshop.real.head_search import (
+    content_heads,
+    neighbour_head,
+    rest_positions,
+    top_heads,
+)
 from attention_workshop.real.words import word_tokens
 from attention_workshop.report import matrix_lines
 
@@ -31,7 +36,7 @@ def weight_table(tokens, weights):  # list[str], [T, T] -> list of lines
     return matrix_lines(tokens, tokens, weights, indent=2, label_width=width - 1, width=width)
 
 
-def heads_lines(found, left_out):  # -> the line saying how the heads were picked
+def heads_lines(found, left_out, causal=False):  # -> the line saying how the heads were picked
     """Example: 'the 3 heads with the strongest look from one word to another, by content:
     left out 2 position heads (each word looks at its neighbour: L0 H2, L1 H8) and 30 resting
     heads (most words look at [CLS], [SEP] or themselves); pick one with --layer L --head H'."""
@@ -40,7 +45,7 @@ def heads_lines(found, left_out):  # -> the line saying how the heads were picke
     parts = [f"{len(pos)} position head{'s' * (len(pos) != 1)} (each word looks at its "
              f"neighbour{': ' + named if pos else ''})",
              f"{len(rest)} resting head{'s' * (len(rest) != 1)} (most words look at "
-             "[CLS], [SEP] or themselves)"]
+             + ("the first token or themselves)" if causal else "[CLS], [SEP] or themselves)")]
     return textwrap.wrap(
         f"the {len(found)} head{'s' * (len(found) != 1)} with the strongest look from one word "
         f"to another, by content: left out {parts[0]} and {parts[1]}; pick one with --layer L "
@@ -49,23 +54,27 @@ def heads_lines(found, left_out):  # -> the line saying how the heads were picke
 
 def text_report(model, result, layer=None, head=None):  # -> list of lines
     """The tokens, then one table per chosen head (each row: where that token looks)."""
-    T = len(result.tokens)
+    T, causal = len(result.tokens), model.config.causal
+    rest = rest_positions(result.special, causal)  # [CLS], [SEP]; a decoder's first token
     lines = [describe(model), f"tokens ({T}): {' '.join(result.tokens)}"]
+    if causal:
+        lines.append("a decoder: each token sees only itself and the tokens before it (the "
+                     "causal mask), and many heads rest on the first token")
     if layer is not None and head is not None:
         chosen = [(layer, head)]
     else:
-        found, left_out = content_heads(result.attentions, result.special, SHOWN, layer, head)
+        found, left_out = content_heads(result.attentions, rest, SHOWN, layer, head)
         if not found:  # a one-word sentence, or every head positional or resting
-            found = top_heads(result.attentions, result.special, SHOWN, layer, head)
+            found = top_heads(result.attentions, rest, SHOWN, layer, head)
             lines.append(f"no head looks by content here; the {len(found)} heads where a word "
                          "looks hardest at another word (pick one with --layer L --head H):")
         else:
-            lines += heads_lines(found, left_out)
+            lines += heads_lines(found, left_out, causal)
         chosen = [(lay, h) for lay, h, *_ in found]
     for lay, h in chosen:
         w = result.attentions[lay, h]
-        ((_, _, q, k, top),) = top_heads(result.attentions, result.special, 1, lay, h)
-        kind = neighbour_head(w, result.special, 0.75)
+        ((_, _, q, k, top),) = top_heads(result.attentions, rest, 1, lay, h)
+        kind = neighbour_head(w, rest, 0.75)
         lines.append("")
         lines.append(f"layer {lay}, head {h}: row = looking token, column = looked at (rows sum "
                      f"to 1){f'; a {kind}-token head' if kind else ''}")
