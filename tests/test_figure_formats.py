@@ -76,16 +76,17 @@ def test_real_figures_take_the_format_too(tmp_path):
     tokens and every weight as text, and the --from/--to grid."""
     from attention_workshop.figures import real
     from attention_workshop.real import load_model
+    from attention_workshop.real.printout import Asked
 
     model = load_model("minilm")
     result = model.run("the river bank")
-    paths = real.draw_sentence(model, result, tmp_path, layer=0, fmt="svg")
+    paths = real.draw_sentence(model, result, tmp_path, [0], fmt="svg")
     assert [p.name for p in paths] == ["real_layer0.svg", "head_view.html"]
     texts = svg_texts(paths[0])
     assert texts.count("river") == 24  # under and beside each of the 12 heads
     assert f"{result.attentions[0, 2, 3, 2]:.2f}" in texts  # L0 H2: bank -> river
     grid = result.attentions[:, :, 3, 2]  # [layers, heads]: bank's share on river
-    made = real.draw_from_to(model, result, tmp_path, {"words": ["bank", "river"], "grid": grid},
+    made = real.draw_from_to(model, result, tmp_path, Asked([], {}, ("bank", "river"), grid),
                              fmt="pdf")
     assert made[0].name == "real_bank_river_heads.pdf"
     assert made[0].read_bytes().startswith(b"%PDF")

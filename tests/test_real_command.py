@@ -140,6 +140,25 @@ def test_a_commands_own_parser_reads_its_line_as_the_full_one(argv):
 
 
 def test_a_real_run_imports_no_other_commands_module():
+    """Only real's own module of the subcommands' (the shared option helper is no command)."""
     code = ("import sys; from attention_workshop import cli; cli.build_parser('real'); "
-            "print(sorted(m for m in sys.modules if m.startswith('attention_workshop.commands.')))")
+            "print(sorted(m for m in sys.modules if m.startswith('attention_workshop.commands.')"
+            " and m.rpartition('.')[2] in cli.COMMANDS.values()))")
     assert fresh_python(code) == "['attention_workshop.commands.real']"
+
+
+def test_out_draws_the_heads_the_report_shows_in_the_format_asked(tmp_path, capsys):
+    """The figures of `real --out` are of the layers whose heads the text lists (one choice,
+    printout.chosen_heads), in --figure-format's format."""
+    from attention_workshop.real import load_model
+    from attention_workshop.real.printout import chosen_heads
+
+    sentence = "we sat on the bank of the river"
+    assert cli.main(["real", sentence, "--out", str(tmp_path), "--figure-format", "svg"]) == 0
+    shown = [int(line.split()[1].rstrip(",")) for line in capsys.readouterr().out.splitlines()
+             if line.startswith("layer ")]
+    model = load_model("minilm")
+    chosen, _ = chosen_heads(model, model.run(sentence))
+    assert shown == [lay for lay, _ in chosen]
+    assert sorted(p.name for p in tmp_path.glob("real_layer*")) == sorted(
+        {f"real_layer{lay}.svg" for lay in shown})

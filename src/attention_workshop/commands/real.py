@@ -3,6 +3,7 @@
 import contextlib
 import sys
 
+from attention_workshop.commands.figure_options import add_figure_format
 from attention_workshop.real.catalog import DEFAULT, FILES, KNOWN  # no numpy: --help stays fast
 from attention_workshop.real.families import FAMILIES
 
@@ -30,6 +31,7 @@ def add_arguments(parser):
                              "explorer.html (this sentence beside the lesson's) into DIR")
     parser.add_argument("--download", action="store_true",
                         help="allow downloading gpt2 from the Hugging Face Hub (needs a network)")
+    add_figure_format(parser)
 
 
 def model_help():
@@ -79,7 +81,13 @@ def main(args):
     """Every input is checked (sentence, --out, model, --layer, --head) and the figures are
     in place before the report is printed: an error is one line and leaves stdout empty."""
     from attention_workshop.real import load_model
-    from attention_workshop.real.printout import asked_for, describe, json_report, text_report
+    from attention_workshop.real.printout import (
+        asked_for,
+        chosen_heads,
+        describe,
+        json_report,
+        text_report,
+    )
     from attention_workshop.sentences import check_sentence
 
     check_sentence(args.sentence)  # before the slow part, and before any progress line
@@ -96,25 +104,28 @@ def main(args):
         check_range("--head", args.head, cfg.n_head, "heads")
         progress(f"running {cfg.family} forward pass ({cfg.n_layer} layers x {cfg.n_head} "
                  "heads) ...")
-        result = model.run(args.sentence)
+        result = model.run(args.sentence)  # the one tokenization and forward pass of it
         asked = asked_for(model, result, args.sentence, (args.source, args.target),
                           (args.vs, args.word))  # {"from_to": ..., "vs": ...}: errors come first
         heads = not asked or args.layer is not None or args.head is not None
+        chosen, how = chosen_heads(model, result, args.layer, args.head)
         if args.format == "json":
-            report = json_report(model, result, {k: v["json"] for k, v in asked.items()})
+            report = json_report(model, result, {k: v.json for k, v in asked.items()})
         else:
-            lines = text_report(model, result, args.layer, args.head) if heads else [
+            lines = text_report(model, result, chosen, how) if heads else [
                 describe(model), f"tokens ({len(result.tokens)}): {' '.join(result.tokens)}"]
             for part in asked.values():
-                lines += ["", *part["lines"]]
+                lines += ["", *part.lines]
             report = "\n".join(lines)
         if stage is not None:
             from attention_workshop.figures.explorer import real_command_page
             from attention_workshop.figures.real import draw_from_to, draw_sentence
 
-            paths = list(draw_from_to(model, result, stage.path, asked["from_to"])
-                         if "from_to" in asked
-                         else draw_sentence(model, result, stage.path, args.layer, args.head))
+            fmt = args.figure_format
+            paths = list(draw_from_to(model, result, stage.path, asked["from_to"], fmt)
+                         if "from_to" in asked else
+                         draw_sentence(model, result, stage.path, sorted({lay for lay, _ in
+                                                                          chosen}), fmt))
             paths.append(real_command_page(model, args.sentence, result, stage.path))
     print(report)
     for path in paths if stage is not None else ():

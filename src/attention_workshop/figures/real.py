@@ -131,18 +131,9 @@ FIGURES = {  # file name -> Drawing(results it reads, rough seconds to draw, dra
 }
 
 
-def draw_sentence(model, result, out, layer=None, head=None, fmt="png"):  # for `real --out`
-    """The head grid of each layer the text report shows (the chosen one, or the top heads'),
-    as real_layerL.png (or .svg, .pdf: `fmt`), and head_view.html."""
-    from attention_workshop.real.head_search import content_heads, top_heads
-    from attention_workshop.real.printout import SHOWN
-
-    if layer is None:
-        found, _ = content_heads(result.attentions, result.special, SHOWN, None, head)
-        found = found or top_heads(result.attentions, result.special, SHOWN, None, head)
-        layers = sorted({lay for lay, *_ in found})
-    else:
-        layers = [layer]
+def draw_sentence(model, result, out, layers, fmt="png"):  # for `real --out`
+    """The head grid of each layer the text report shows (printout.chosen_heads' layers), as
+    real_layerL.png (or .svg, .pdf: `fmt`), and head_view.html opened on the first."""
     sentence = " ".join(result.tokens)
     page = write_atomic(out / "head_view.html", head_view_html(
         f"{model.name}: {sentence}", result.tokens, result.attentions, layers[0]))
@@ -157,15 +148,15 @@ def draw_from_to(model, result, out, asked, fmt="png"):  # `real --from A --to B
     real_bank_heads.png, as real_A_B_heads.png (or .svg, .pdf: `fmt`); and the head view page."""
     from attention_workshop.figures.explore import file_name  # short and safe for any word
 
-    words = asked["words"]
+    words = asked.words
     safe = "_".join(file_name(w) for w in words)
     sentence = " ".join(result.tokens)
     a, b, name = label(words[0]), label(words[1]), label(model.name, 60)  # plain text, cut
-    figure = layer_by_head([(f'"{a}" -> "{b}" in "{label(sentence, 60)}"', asked["grid"])],
+    figure = layer_by_head([(f'"{a}" -> "{b}" in "{label(sentence, 60)}"', asked.grid)],
                            f"{name}: how much {a} looks at {b}, in every layer and head",
                            out / f"real_{safe}_heads.{fmt}")
-    L, H = asked["grid"].shape
-    start = int(np.argmax(asked["grid"])) // H
+    L, H = asked.grid.shape
+    start = int(np.argmax(asked.grid)) // H
     page = write_atomic(out / "head_view.html", head_view_html(
         f"{model.name}: {sentence}", result.tokens, result.attentions, start))
     return [figure, page]

@@ -7,6 +7,7 @@ Tables use report.matrix_lines, the same style as the lessons' results.log.
 
 import json
 import textwrap
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,25 +53,32 @@ def heads_lines(found, left_out, causal=False):  # -> the line saying how the he
         "--head H:", 100)
 
 
-def text_report(model, result, layer=None, head=None):  # -> list of lines
+def chosen_heads(model, result, layer=None, head=None):  # -> ([(layer, head)], [lines])
+    """The heads worth showing: the one asked for, else the strongest by content (position
+    and resting heads left out), else the strongest at all; with the lines saying how they
+    were picked. The text report and the figures of `real --out` show these same heads."""
+    rest = rest_positions(result.special, model.config.causal)  # [CLS], [SEP]; the sink
+    if layer is not None and head is not None:
+        return [(layer, head)], []
+    found, left_out = content_heads(result.attentions, rest, SHOWN, layer, head)
+    if found:
+        lines = heads_lines(found, left_out, model.config.causal)
+    else:  # a one-word sentence, or every head positional or resting
+        found = top_heads(result.attentions, rest, SHOWN, layer, head)
+        lines = [f"no head looks by content here; the {len(found)} heads where a word looks "
+                 "hardest at another word (pick one with --layer L --head H):"]
+    return [(lay, h) for lay, h, *_ in found], lines
+
+
+def text_report(model, result, chosen, how=()):  # -> list of lines
     """The tokens, then one table per chosen head (each row: where that token looks)."""
     T, causal = len(result.tokens), model.config.causal
-    rest = rest_positions(result.special, causal)  # [CLS], [SEP]; a decoder's first token
+    rest = rest_positions(result.special, causal)
     lines = [describe(model), f"tokens ({T}): {' '.join(result.tokens)}"]
     if causal:
         lines.append("a decoder: each token sees only itself and the tokens before it (the "
                      "causal mask), and many heads rest on the first token")
-    if layer is not None and head is not None:
-        chosen = [(layer, head)]
-    else:
-        found, left_out = content_heads(result.attentions, rest, SHOWN, layer, head)
-        if not found:  # a one-word sentence, or every head positional or resting
-            found = top_heads(result.attentions, rest, SHOWN, layer, head)
-            lines.append(f"no head looks by content here; the {len(found)} heads where a word "
-                         "looks hardest at another word (pick one with --layer L --head H):")
-        else:
-            lines += heads_lines(found, left_out, causal)
-        chosen = [(lay, h) for lay, h, *_ in found]
+    lines += how
     for lay, h in chosen:
         w = result.attentions[lay, h]
         ((_, _, q, k, top),) = top_heads(result.attentions, rest, 1, lay, h)
@@ -125,10 +133,19 @@ def drift_lines(word, sentences, positions, cosines):  # -> lines, results.log [
     return lines
 
 
+class Asked(NamedTuple):
+    """One question `real` was asked (--from/--to, or --vs/--word), answered."""
+
+    lines: list  # what the text report prints
+    json: dict  # its part of the JSON report
+    words: tuple = ()  # --from/--to: the two words, lower case
+    grid: object = None  # --from/--to: [L, H] the first word's share on the second
+
+
 def asked_for(model, result, sentence, pair, versus):
-    # Model, RunResult, str, (from, to), (other sentence, word) -> {"from_to" | "vs": {...}}
+    # Model, RunResult, str, (from, to), (other sentence, word) -> {"from_to" | "vs": Asked}
     """What `real --from A --to B` and `--vs OTHER --word W` ask, computed (OTHER's forward
-    pass included), each as {"lines": text, "json": its JSON part}; None pairs are skipped."""
+    pass included); None pairs are skipped."""
     asked = {}
     source, target = pair
     other_sentence, word = versus
@@ -137,19 +154,19 @@ def asked_for(model, result, sentence, pair, versus):
         pb = word_tokens(model.tokenizer, sentence, target)[0]
         grid = from_to(result, pa, pb)  # [L, H]
         words = (source.lower(), target.lower())
-        asked["from_to"] = {
-            "lines": from_to_lines(result, words, (pa, pb), grid), "grid": grid, "words": words,
-            "json": {"from": words[0], "to": words[1], "from_tokens": pa, "to_tokens": pb,
-                     "weights": grid.tolist()}}
+        asked["from_to"] = Asked(
+            lines=from_to_lines(result, words, (pa, pb), grid), grid=grid, words=words,
+            json={"from": words[0], "to": words[1], "from_tokens": pa, "to_tokens": pb,
+                  "weights": grid.tolist()})
     if other_sentence is not None:
         p1 = word_tokens(model.tokenizer, sentence, word)[0]
         p2 = word_tokens(model.tokenizer, other_sentence, word)[0]
         other = model.run(other_sentence)
         cosines = drift(result, p1, other, p2)
-        asked["vs"] = {
-            "lines": drift_lines(word.lower(), (sentence, other_sentence), (p1, p2), cosines),
-            "json": {"word": word.lower(), "other": other_sentence, "other_tokens": other.tokens,
-                     "positions": p1, "other_positions": p2, "cosines": cosines}}
+        asked["vs"] = Asked(
+            lines=drift_lines(word.lower(), (sentence, other_sentence), (p1, p2), cosines),
+            json={"word": word.lower(), "other": other_sentence, "other_tokens": other.tokens,
+                  "positions": p1, "other_positions": p2, "cosines": cosines})
     return asked
 
 
