@@ -24,6 +24,19 @@ def one_by_one(weights, special, share):  # [T, T] -> "previous" | "next" | None
     return None
 
 
+def position_one_by_one(weights, special, share=NEIGHBOUR_SHARE):  # -> True if positional
+    """head_kinds' rule, row by row: of the words that look at another word (not at a
+    special token, not at themselves), at least `share` look at a neighbour; two at least."""
+    words = [i for i, s in enumerate(special) if not s]
+    for step, askers in ((-1, words[1:]), (1, words[:-1])):
+        tops = [int(np.argmax(weights[i])) for i in askers]
+        looking = [(i, t) for i, t in zip(askers, tops, strict=True)
+                   if not special[t] and t != i]
+        if len(looking) >= 2 and np.mean([t == i + step for i, t in looking]) >= share:
+            return True
+    return False
+
+
 def resting_one_by_one(weights, special):  # [T, T] -> True if 75% of the words rest
     words = [i for i, s in enumerate(special) if not s]
     rest = [special[int(np.argmax(weights[i]))] or int(np.argmax(weights[i])) == i
@@ -50,7 +63,7 @@ def test_head_kinds_is_each_heads_own_answer(seed):
         w = weights[lay, h]
         for share in (NEIGHBOUR_SHARE, 1.0, 0.5):
             assert neighbour_head(w, special, share) == one_by_one(w, special, share)
-        one_position = one_by_one(w, special, NEIGHBOUR_SHARE) is not None
+        one_position = position_one_by_one(w, special)
         assert position[lay, h] == one_position
         assert resting[lay, h] == (not one_position and resting_one_by_one(w, special))
 
@@ -86,3 +99,26 @@ def test_a_decoders_first_token_is_rest_not_a_look():
     rest = rest_positions([False] * 4, causal=True)
     ((layer, head, q, k, w),) = top_heads(A, rest, 1)
     assert (layer, head, q, k, w) == (0, 1, 3, 1, 0.8)  # not the sink head's 1.0 on token 0
+
+
+def test_words_resting_on_cls_do_not_hide_a_previous_token_head():
+    """Five words look at the word before them, two rest on [CLS]: a position head (counted
+    over the words that look at another word), not a content head."""
+    from attention_workshop.real.head_search import head_kinds
+
+    T = 9  # [CLS] w1 .. w7 [SEP]
+    special = [True] + [False] * 7 + [True]
+    A = np.zeros((1, 1, T, T))
+    for i in range(T):
+        A[0, 0, i, 0] = 1.0  # resting on [CLS] ...
+    for i in (2, 3, 4, 5, 7):  # ... but for five words, which take the word before
+        A[0, 0, i] = 0.0
+        A[0, 0, i, i - 1] = 1.0
+    position, resting = head_kinds(A, special)
+    assert position[0, 0] and not resting[0, 0]
+    A[0, 0, 7] = 0.0
+    A[0, 0, 7, 2] = 1.0  # one of the five now looks by content: 4 of 5, under 0.75? no: 0.8
+    assert head_kinds(A, special)[0][0, 0]
+    A[0, 0, 5] = 0.0
+    A[0, 0, 5, 1] = 1.0  # 3 of 5 look at a neighbour: by content
+    assert not head_kinds(A, special)[0][0, 0]
