@@ -58,8 +58,9 @@ def section(lines, number):  # the lines of section [S<number>], header first
 
 def test_starts_at_line_81(lines):
     assert lines[80].startswith("[S6] Module 3")
-    assert [line[:4] for line in lines[80:] if line.startswith("[S")] == \
+    assert [line[:4] for line in lines[80:125] if line.startswith("[S")] == \
         ["[S6]", "[S7]", "[S8]", "[S9]"]
+    assert lines[125].startswith("[S10] Module 4")  # Module 4 follows, nothing earlier moved
 
 
 def test_tokens_and_sizes(lines, reference):
