@@ -238,3 +238,21 @@ def test_run_says_where_the_page_is(tmp_path, capsys):
     assert f"wrote {tmp_path / 'explorer.html'}" in out
     assert f"open {tmp_path / 'explorer.html'} in a browser" in out
     assert embedded((tmp_path / "explorer.html").read_text())["real"] is None
+
+
+def test_the_docs_class_example_runs_as_printed(tmp_path, monkeypatch, capsys):
+    """docs/explorer.md's "hosting it for a class" command, with the files it names."""
+    import shlex
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    text = " ".join((root / "docs" / "explorer.md").read_text().split())
+    command = re.search(r'`(attention-workshop explorer "the heron pond bank"[^`]*)`', text)
+    argv = shlex.split(command.group(1))[1:]
+    monkeypatch.chdir(root)
+    argv[argv.index("--out") + 1] = str(tmp_path / "class")
+    assert cli.main([*argv, "--no-real"]) == 0
+    data = embedded((tmp_path / "class" / "explorer.html").read_text())
+    assert data["start"] == {"sentence": "the heron pond bank", "word": "heron"}
+    assert data["table"]["axes"] == ["bird", "water", "ground", "filler"]
+    assert data["wiring"]["channels"] == ["wet", "dry"] and not data["wiring"]["lesson"]
