@@ -66,3 +66,46 @@ def test_every_heatmap_keeps_its_numbers_as_text(browser, tmp_path):
     printed = cells(page, "#real-0-matrix")
     assert printed == [[f"{v:.2f}" for v in row] for row in result.attentions[layer, head]]
     assert not opened.errors
+
+
+# Machado, Oliveira & Fernandes (2009), severity 1: what a dichromat sees, on linear RGB.
+DICHROMAT = {
+    "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216],
+                   [-0.003882, -0.048116, 1.051998]],
+    "deuteranopia": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413],
+                     [-0.011820, 0.042940, 0.968881]],
+    "tritanopia": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602],
+                   [0.004733, 0.691367, 0.303900]],
+}
+
+
+def lab(linear):  # linear sRGB [3] -> CIE L*a*b* (D65)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722],
+                    [0.0193, 0.1192, 0.9505]]) @ np.clip(linear, 0, 1)
+    f = [v ** (1 / 3) if v > 0.008856 else 7.787 * v + 16 / 116
+         for v in xyz / np.array([0.9505, 1.0, 1.089])]
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def linear(hex_colour):  # "#c0392b" -> linear sRGB [3]
+    c = np.array([int(hex_colour[k:k + 2], 16) for k in (1, 3, 5)]) / 255
+    return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+
+
+def test_the_explorers_colours_stay_apart_for_colour_blind_eyes():
+    """The three lives' bars (lookup gray, simple red, wired blue) and [S5]'s two curves (red,
+    blue) as the page's own files set them, seen through each common dichromacy: every pair at
+    least 20 apart in CIE L*a*b* (ΔE 2.3 is a just-noticeable difference)."""
+    import re
+
+    from attention_workshop.figures.explorer.page import asset
+
+    lives = re.search(r'\[("#[0-9a-f]{6}", ){2}"#[0-9a-f]{6}"\]\[g\]', asset("module2.js"))
+    colours = re.findall(r"#[0-9a-f]{6}", lives.group(0))
+    root = dict(re.findall(r"--(red|blue): (#[0-9a-f]{6})", asset("explorer.css")))
+    pairs = [(a, b) for k, a in enumerate(colours) for b in colours[k + 1:]]
+    pairs.append((root["red"], root["blue"]))
+    for name, matrix in DICHROMAT.items():
+        for a, b in pairs:
+            seen = [lab(np.array(matrix) @ linear(c)) for c in (a, b)]
+            assert np.linalg.norm(seen[0] - seen[1]) > 20, (name, a, b)
