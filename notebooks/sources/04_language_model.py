@@ -298,16 +298,22 @@ m4 = replace(m4, to_river=to_topic["Ġriver"], to_money=to_topic["Ġmoney"])
 # topic?
 
 # %%
+def looks(step):  # decode.Step -> where its content heads looked hardest, as text
+    return (", ".join(f"{token!r} {w:.3f}" for _, token, w in step.looked_at)
+            or "(none: every head looked mostly at the first token, itself or the one before)")
+
+
 continuation = model.generate(module4.PROMPT, tokens=16)
 print(repr(module4.PROMPT + continuation.text))
 for step in continuation.steps:
-    looks = ", ".join(f"{tok!r} {w:.2f}" for _, tok, w in step.looked_at) or "(sink and self)"
-    print(f"  {step.text!r:<12} content heads looked at: {looks}")
+    print(f"  {step.text!r:<12} content heads looked at: {looks(step)}")
 print("ids", *continuation.new_ids)
 
 # %% [markdown]
-# For one head, the one that looked hardest past the first token and the token itself,
-# every new token's row of weights over everything before it:
+# It drifts ("beauty and beauty") and comes back to the river. While it writes "place",
+# its content heads look hardest at bank and river. For one head, the one that looked
+# hardest past the first token and the token itself, every new token's row of weights
+# over everything before it:
 
 # %%
 m4 = replace(m4, continuation=continuation)
@@ -329,8 +335,7 @@ writing(m4, None)
 answer = model.generate(module4.QUESTION, tokens=24, chat=True)
 print(repr(answer.text))
 for n, step in enumerate(answer.steps[:6]):
-    looks = ", ".join(f"{tok!r} {w:.3f}" for _, tok, w in step.looked_at) or "(sink and self)"
-    print(f"  token {n}, {step.text!r:<12} content heads looked at: {looks}")
+    print(f"  token {n}, {step.text!r:<12} content heads looked at: {looks(step)}")
 total = len(answer.prompt_ids) + len(answer.new_ids)
 print(f"the cache at the end: {total} tokens x {cache_bytes(cfg):,} = "
       f"{total * cache_bytes(cfg):,} bytes")
@@ -369,8 +374,7 @@ tokens = 8
 mine = model.generate(prompt, tokens=tokens, chat=chat)
 print(repr(mine.text if chat else prompt + mine.text))
 for step in mine.steps:
-    looks = ", ".join(f"{tok!r} {w:.2f}" for _, tok, w in step.looked_at) or "(sink and self)"
-    print(f"  {step.text!r:<12} content heads looked at: {looks}")
+    print(f"  {step.text!r:<12} content heads looked at: {looks(step)}")
 
 # %% [markdown]
 # ## 8. [S5] again, at d_k = 64
