@@ -272,3 +272,18 @@ def test_module3_moves_to_the_strongest_head_when_the_pair_changes(browser, page
     assert page.text_content("#real-0 .readout").startswith(
         f"layer {layer}, head {head}: river \u2192 bank = {shown(weight)}")
     assert not opened.errors
+
+
+def test_on_a_phone_no_focused_control_hides_under_the_strip(browser, page_file):
+    page = (opened := open_page(browser, page_file, 390, 844)).page
+    page.focus('input[data-cell="W_Q:0:0"]')
+    under = []
+    for _ in range(30):  # Tab through W_Q, W_K, the switches and the buttons
+        page.keyboard.press("Tab")
+        focused, strip = page.evaluate("""() => [document.activeElement.getBoundingClientRect(),
+            document.getElementById("strip").getBoundingClientRect()]
+            .map(r => [r.top, r.bottom])""")
+        if focused[1] > strip[0] + 1:
+            under.append(page.evaluate("document.activeElement.getAttribute('aria-label')"))
+    assert under == []
+    assert not opened.errors
