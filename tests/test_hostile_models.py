@@ -172,15 +172,17 @@ def _sum_overflows(tensors):  # word row + position row: 3e38 + 3e38 is past flo
         tensors[name][:, 0] = 3e38
 
 
-OVERFLOWS = {  # name -> (family, damage, where the message says it happened, options)
+# name -> (family, damage, where the message says it happened, options); an overflow stops
+# the pass where it happens (model.Model.forward), named by its layer
+OVERFLOWS = {
     "embeddings": ("bert", _sum_overflows, "in the embeddings", ()),
     "BERT attention": ("bert", _scaled("encoder.layer.0.attention.self.query.weight",
                                        "encoder.layer.0.attention.self.key.weight", by=1e20),
-                       "in layer 0 (its attention weights)", ()),
+                       "in layer 0 ", ()),
     "GPT-2 MLP, JSON": ("gpt2", _scaled("h.1.mlp.c_fc.weight", by=1e38),
-                        "in layer 1 (its output)", ("--format", "json")),
+                        "in layer 1 ", ("--format", "json")),
     "GPT-2 attention, JSON": ("gpt2", _scaled("h.1.attn.c_attn.weight", by=1e25),
-                              "in layer 1 (its attention weights)", ("--format", "json")),
+                              "in layer 1 ", ("--format", "json")),
 }
 
 

@@ -1,5 +1,6 @@
 """Model.run on a tiny random model (tests/real_folder.py), and the package's public names."""
 
+import warnings
 from dataclasses import fields
 
 import numpy as np
@@ -62,7 +63,39 @@ def test_attention_that_overflows_is_named_by_its_layer(model_type, layer, tmp_p
         out = family(model_type).forward(model.weights, model.config, ids)
     assert not np.isfinite(out["attentions"][layer]).all()
     assert not np.isfinite(out["hidden_states"][layer + 1]).all()
-    with pytest.raises(WorkshopError, match=rf"in layer {layer} \(its attention weights\)"):
+    with pytest.raises(WorkshopError, match=rf"overflow to NaN or infinity in layer {layer} "):
+        model.run("the river bank")
+
+
+@pytest.mark.parametrize(("model_type", "name"), [
+    ("bert", "embeddings.word_embeddings.weight"), ("gpt2", "wte.weight"),
+    ("llama", "embed_tokens.weight")])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_an_overflow_a_later_norm_would_hide_is_refused(model_type, name, dtype, tmp_path):
+    """Embeddings x 1e200 (float64) or x 1e30 (float32): squared in the first norm they pass
+    infinity, and the norm's output would be finite (its bias, or 0): refused, not shown."""
+    model = load_model(write_folder(tmp_path, model_type), dtype=dtype)
+    by = 1e200 if dtype == "float64" else 1e30
+    model.weights[name] = np.asarray(model.weights[name]) * np.dtype(dtype).type(by)
+    with pytest.raises(WorkshopError, match="overflow to NaN or infinity in (the embeddings|"
+                                            "layer 0 )"):
+        model.run("the river bank")
+
+
+def test_an_overflow_on_a_worker_thread_is_refused_too(tmp_path, monkeypatch):
+    """The stages' parts on a second thread run with the caller's error handling."""
+    from attention_workshop.real.fast import loop
+
+    monkeypatch.setattr(loop, "SPLIT_FROM", 2)
+    monkeypatch.setattr(loop, "threads_allowed", lambda: 2)
+    model = load_model(write_folder(tmp_path, "bert"))
+    for name in ("query", "key"):  # only head 1's rows: the worker's part of the heads' stage
+        w = np.array(model.weights[f"encoder.layer.1.attention.self.{name}.weight"])
+        w[4:8] *= np.float32(1e25)  # 2 heads of 4: rows 4-7 are head 1's
+        model.weights[f"encoder.layer.1.attention.self.{name}.weight"] = w
+    with warnings.catch_warnings(), pytest.raises(
+            WorkshopError, match=r"in layer 1 \(overflow encountered in matmul\)"):
+        warnings.simplefilter("ignore")  # not as a warning turned error: raised on the worker
         model.run("the river bank")
 
 

@@ -46,6 +46,7 @@ tests/test_real_families.py checks every family here against this contract.
 """
 
 import importlib
+import threading
 
 # module names, not modules: `attention-workshop --help` reads this dict without numpy
 FAMILIES = {
@@ -59,9 +60,21 @@ def family(model_type):  # "gpt2" -> the module attention_workshop.real.gpt2
     return importlib.import_module(FAMILIES[model_type])
 
 
+_running = threading.local()  # .layer: the layer whose tensors were last handed out
+
+
 def layer_weights(weights, prefix):  # {name: array}, "h.0." -> {short name: array}
-    """One layer's tensors, by their names inside the layer.
+    """One layer's tensors, by their names inside the layer; also notes that layer as the one
+    running (running_layer), so an overflow can be named by its layer.
 
     Example: layer_weights(w, "h.0.")["attn.c_attn.weight"] is w["h.0.attn.c_attn.weight"]."""
+    _running.layer = int(prefix.rstrip(".").rpartition(".")[2])
     return {name[len(prefix):]: value for name, value in weights.items()
             if name.startswith(prefix)}
+
+
+def running_layer(reset=False):  # -> the layer a forward pass is in (None: the embeddings)
+    """Example: after layer_weights(w, "layers.7."), running_layer() -> 7."""
+    if reset:
+        _running.layer = None
+    return getattr(_running, "layer", None)

@@ -13,7 +13,7 @@ import numpy as np
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real.checkpoint import all_finite
 from attention_workshop.real.config import ModelConfig
-from attention_workshop.real.families import family
+from attention_workshop.real.families import family, running_layer
 from attention_workshop.sentences import check_sentence
 from attention_workshop.userfiles import printable
 
@@ -124,14 +124,24 @@ class Model:
         fast = accelerated(cfg, self.dtype) if self.fast and past is None else None
         # float64's digits never depend on the thread count (blas_threads.py)
         threads = one_blas_thread() if self.dtype == "float64" else contextlib.nullcontext()
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"), threads:  # checked
-            if fast is not None:
-                out = fast(self.weights, cfg, ids)
-            elif past is not None:
-                out = fam.forward(self.weights, cfg, ids, past={"keys": past.keys,
-                                                                "values": past.values})
-            else:
-                out = fam.forward(self.weights, cfg, ids)
+        running_layer(reset=True)
+        try:
+            # an overflow anywhere stops the pass, even one a later norm would hide (huge
+            # numbers squared to infinity make a layer norm's output its bias: finite, wrong)
+            with np.errstate(over="raise", invalid="raise", divide="ignore"), threads:
+                if fast is not None:
+                    out = fast(self.weights, cfg, ids)
+                elif past is not None:
+                    out = fam.forward(self.weights, cfg, ids, past={"keys": past.keys,
+                                                                    "values": past.values})
+                else:
+                    out = fam.forward(self.weights, cfg, ids)
+        except FloatingPointError as exc:
+            layer = running_layer()
+            where = "the embeddings" if layer is None else f"layer {layer}"
+            raise WorkshopError(f"{self.name}'s numbers overflow to NaN or infinity in {where} "
+                                f"({exc}): its weights or config.json's values (the norm's "
+                                "epsilon) are out of range; nothing is shown") from None
         return out
 
 

@@ -16,6 +16,7 @@
    Arrays come through the buffer protocol: C-contiguous float32, the written ones writable. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -117,9 +118,11 @@ VECTOR_WIDTHS static void softmax_rows_f32(float *s, Py_ssize_t rows, Py_ssize_t
    may be x): centre, average the squares, scale by 1 / sqrt(var + eps), then weight and bias
    per feature. Rows are read in order, so each loop runs along the T tokens at once. mean and
    inv are [T] scratch. */
-VECTOR_WIDTHS static void layer_norm_columns_f32(const float *x, float *out, const float *weight,
-                                                 const float *bias, float eps, Py_ssize_t d,
-                                                 Py_ssize_t T, float *mean, float *inv) {
+/* Returns 1 if a column's sum of squares overflowed (inf or NaN): its output would be the bias,
+   finite but wrong, so the caller refuses it (fast/ops.py layer_norm_columns). */
+VECTOR_WIDTHS static int layer_norm_columns_f32(const float *x, float *out, const float *weight,
+                                                const float *bias, float eps, Py_ssize_t d,
+                                                Py_ssize_t T, float *mean, float *inv) {
     for (Py_ssize_t t = 0; t < T; t++) mean[t] = inv[t] = 0.0f;
     for (Py_ssize_t i = 0; i < d; i++)
         for (Py_ssize_t t = 0; t < T; t++) mean[t] += x[i * T + t];
@@ -130,10 +133,15 @@ VECTOR_WIDTHS static void layer_norm_columns_f32(const float *x, float *out, con
             out[i * T + t] = c;
             inv[t] += c * c;
         }
-    for (Py_ssize_t t = 0; t < T; t++) inv[t] = 1.0f / sqrtf(inv[t] * (1.0f / (float)d) + eps);
+    int overflowed = 0;
+    for (Py_ssize_t t = 0; t < T; t++) {
+        overflowed |= !(inv[t] <= FLT_MAX);
+        inv[t] = 1.0f / sqrtf(inv[t] * (1.0f / (float)d) + eps);
+    }
     for (Py_ssize_t i = 0; i < d; i++)
         for (Py_ssize_t t = 0; t < T; t++)
             out[i * T + t] = out[i * T + t] * inv[t] * weight[i] + bias[i];
+    return overflowed;
 }
 
 /* --- Python's side: arrays by the buffer protocol --- */
@@ -190,13 +198,15 @@ static PyObject *layer_norm_columns(PyObject *self, PyObject *args) {
     if (float32_buffer(bo, &b, 0, "bias") < 0) goto w_too;
     Py_ssize_t d = w.len / 4;
     float *scratch = NULL;
+    int overflowed = 0;
     if (T < 1 || b.len != w.len || x.len != d * T * 4 || out.len != x.len)
         PyErr_SetString(PyExc_ValueError, "x and out must be [d, T], weight and bias [d]");
     else if ((scratch = PyMem_RawMalloc(2 * T * sizeof(float))) == NULL)
         PyErr_NoMemory();
     else {
         Py_BEGIN_ALLOW_THREADS
-        layer_norm_columns_f32(x.buf, out.buf, w.buf, b.buf, eps, d, T, scratch, scratch + T);
+        overflowed = layer_norm_columns_f32(x.buf, out.buf, w.buf, b.buf, eps, d, T, scratch,
+                                            scratch + T);
         Py_END_ALLOW_THREADS
         PyMem_RawFree(scratch);
     }
@@ -207,7 +217,7 @@ out_too:
     PyBuffer_Release(&out);
 x_only:
     PyBuffer_Release(&x);
-    return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    return PyErr_Occurred() ? NULL : PyBool_FromLong(overflowed);
 }
 
 static PyMethodDef methods[] = {
@@ -215,7 +225,8 @@ static PyMethodDef methods[] = {
     {"softmax_rows", softmax_rows, METH_VARARGS,
      "softmax_rows(s, n, scale=1): each row of n of s becomes softmax(scale row), in place."},
     {"layer_norm_columns", layer_norm_columns, METH_VARARGS,
-     "layer_norm_columns(x, out, weight, bias, eps, T): each column of x [d, T] normed into out."},
+     "layer_norm_columns(x, out, weight, bias, eps, T): each column of x [d, T] normed into out;\n"
+     "True if a column's sum of squares overflowed."},
     {NULL, NULL, 0, NULL},
 };
 

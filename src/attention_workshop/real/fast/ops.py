@@ -123,12 +123,15 @@ def layer_norm_columns(x, weight, bias, eps, cols, out=None):
     o = x if out is None else out
     k = compiled_for(x, o, weight, bias)
     if k is not None and cols == slice(0, x.shape[1]):
-        k.layer_norm_columns(x, o, weight, bias, eps, x.shape[1])
+        if k.layer_norm_columns(x, o, weight, bias, eps, x.shape[1]):
+            overflowed()
         return o
     src = x[:, cols]
     o = o[:, cols]
     np.subtract(src, src.mean(axis=0), out=o)
     var = np.einsum("dt,dt->t", o, o)  # [cols]: sums of squares, no [d, cols] temporary
+    if not np.isfinite(var).all():  # einsum's sums do not raise numpy's overflow error
+        overflowed()
     var *= 1.0 / len(o)
     var += eps
     np.sqrt(var, out=var)
@@ -137,6 +140,13 @@ def layer_norm_columns(x, weight, bias, eps, cols, out=None):
     o *= weight[:, None]
     o += bias[:, None]
     return o
+
+
+def overflowed():  # a sum of squares past float32's range: raise it as numpy would
+    """Where numpy's errors are raised (model.Model.forward), an overflow that the layer norm
+    would hide (its output: the bias, finite and wrong) raises FloatingPointError too."""
+    if np.geterr()["over"] == "raise":
+        raise FloatingPointError("overflow encountered in layer norm")
 
 
 def gelu_in_place(h, block=GELU_BLOCK):  # [rows, T] float32, rows contiguous -> the same array

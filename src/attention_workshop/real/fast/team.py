@@ -9,6 +9,8 @@ ThreadPoolExecutor (no Future, no Condition a call), ~1 ms over a 128-token pass
 
 import threading
 
+import numpy as np
+
 from attention_workshop.real.blas_threads import one_blas_thread
 
 ALIGN = 16  # parts of a big stage start at multiples of this (rows: whole SIMD registers)
@@ -51,8 +53,9 @@ class Team:
                 continue
             pieces = parts(stage.n, self.n, stage.grain)
             busy = self.workers[:len(pieces) - 1]
-            for worker, piece in zip(busy, pieces[1:], strict=True):
-                worker.start(stage.fn, piece)
+            errors_raised = np.geterr()  # numpy's error handling is per thread: the caller's
+            for worker, piece in zip(busy, pieces[1:], strict=True):  # holds in the workers
+                worker.start(stage.fn, piece, errors_raised)
             try:
                 stage.fn(pieces[0])
             finally:
@@ -86,16 +89,17 @@ class Worker:
             self.go.acquire()
             if self.job is None:
                 return
-            fn, part = self.job
+            fn, part, errors_raised = self.job
             try:
-                fn(part)
+                with np.errstate(**errors_raised):
+                    fn(part)
                 self.error = None
             except BaseException as exc:  # handed to the caller, raised there
                 self.error = exc
             self.done.release()
 
-    def start(self, fn, part):
-        self.job = (fn, part)
+    def start(self, fn, part, errors_raised=None):  # errors_raised: np.geterr()'s dict
+        self.job = (fn, part, errors_raised or np.geterr())
         self.go.release()
 
     def wait(self):
