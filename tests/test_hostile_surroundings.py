@@ -45,6 +45,10 @@ ESCAPED = {
                        "cannot read answers file 'x\\ny.txt'"),
     "real --model": (["real", "the bank", "--model", f"no{CLEAR}\nthere"],
                      "'no\\x1b[2J\\nthere'"),
+    "quiz MODULE with a byte that is not UTF-8": (["quiz", "\udce9"],
+                                                  "no quiz for module '\\xe9'"),
+    "explore --word with a byte that is not UTF-8": (["explore", "the bank", "--word", "b\udcff"],
+                                                     "--word 'b\\xff' is not in the sentence"),
     "explore --out ''": (["explore", "the bank", "--out", ""], "--out '' names no folder"),
     "run --out ''": (["run", "--out", ""], "--out '' names no folder"),
     "explorer --out ''": (["explorer", "--no-real", "--out", ""], "--out '' names no folder"),
@@ -63,6 +67,16 @@ def test_argparse_s_own_message_is_escaped_too(capsys):
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and "\x1b" not in err
     assert "invalid choice: '\\x1b[2J'" in err
+
+
+def test_a_lesson_named_with_a_byte_that_is_not_utf8_is_read_and_shown_escaped(workspace,
+                                                                              capsys):
+    name = os.fsdecode(b"caf\xe9.txt")  # as Python gives such a name from argv
+    (workspace / name).write_text("No citations here.\n")
+    (workspace / "good.log").write_text("[S1] head\n")
+    assert cli.main(["check-lesson", name, "--log", "good.log"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "caf\\xe9.txt: no 'cross-check: results.log ...' citations found"
 
 
 def test_real_with_an_empty_out_writes_nothing(workspace, capsys):
