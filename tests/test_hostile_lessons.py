@@ -69,6 +69,21 @@ def test_huge_lessons_and_logs_are_checked_in_seconds(case, tmp_path, capsys):
     assert took < LIMIT, f"{took:.1f} s"
 
 
+def test_a_lesson_citing_too_many_lines_in_all_is_refused_at_once(tmp_path, capsys):
+    """50,000 citations of lines 1-99999 (2 MB): 5e9 lines to lay out, and a tuple of 99,999
+    numbers each (40 GB) before the limit; now one line, before any is made."""
+    from hostile import assert_one_line_refusal
+
+    (tmp_path / "lesson.txt").write_text("(cross-check: results.log lines 1-99999)\n" * 50_000)
+    (tmp_path / "results.log").write_text(big_log(100_000))
+    start = time.perf_counter()
+    assert_one_line_refusal(["check-lesson", tmp_path / "lesson.txt", "--log",
+                             tmp_path / "results.log"], tmp_path, capsys,
+                            "line 11: its citations cite more than 1000000 log lines in all; "
+                            "cite fewer lines, or split the lesson")
+    assert time.perf_counter() - start < LIMIT
+
+
 def test_a_changed_line_in_a_huge_block_is_named():
     log = big_log(100_000)
     [result] = check_text(block_of(log, 50_000, 300, edit=150), log.splitlines())

@@ -20,6 +20,9 @@ from difflib import SequenceMatcher
 from attention_workshop.userfiles import printable, refuse
 
 LAST_LINE = 99_999  # results.log has 125 lines; a bigger number is a typo (and a huge range)
+# log lines all of a lesson's citations may cite together (the seeds cite ~130): checking
+# costs time in proportion, and 100,000 citations of lines 1-99999 fit in a 4 MB lesson
+MAX_CITED = 1_000_000
 CITATION = re.compile(
     r"cross-check:\s+results\.log\s+"
     r"(?:lines?\s+(?P<a>\d+)(?:\s*(?P<sep>[-\u2013]|and)\s*(?P<b>\d+))?)"
@@ -52,7 +55,7 @@ def find_citations(text, name="lesson", place=None):
     """Every citation in `text`, in order. An impossible one (line 0, B < A, a number past
     LAST_LINE) raises one WorkshopError line naming the lesson `name` and its line (or
     `place(line)`, a notebook's "cell 4, line 2")."""
-    citations, line, counted = [], 1, 0
+    citations, line, counted, total = [], 1, 0, 0
     for m in CITATION.finditer(text):
         line += text.count("\n", counted, m.start())  # from the last citation on: linear
         counted = m.start()
@@ -63,7 +66,13 @@ def find_citations(text, name="lesson", place=None):
             raise refuse("lesson", name, f"{where}: 'results.log {label}' {wrong}",
                          "cite log lines that exist, e.g. 'results.log lines 29-34'")
         a, b = int(m["a"]), int(m["b"]) if m["b"] else None
-        cited = (a,) if b is None else (a, b) if m["sep"] == "and" else tuple(range(a, b + 1))
+        many = b is not None and m["sep"] != "and"
+        total += b - a + 1 if many else 1 if b is None else 2
+        if total > MAX_CITED:  # counted before any tuple of lines is made
+            where = place(line) if place else f"line {line}"
+            raise refuse("lesson", name, f"{where}: its citations cite more than {MAX_CITED} "
+                         "log lines in all", "cite fewer lines, or split the lesson")
+        cited = tuple(range(a, b + 1)) if many else (a,) if b is None else (a, b)
         citations.append(Citation(line, _label(a, b, m["sep"]), cited))
     return citations
 
