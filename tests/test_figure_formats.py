@@ -80,7 +80,7 @@ def test_real_figures_take_the_format_too(tmp_path):
 
     model = load_model("minilm")
     result = model.run("the river bank")
-    paths = real.draw_sentence(model, result, tmp_path, [0], fmt="svg")
+    paths = real.draw_sentence(model, result, tmp_path, [(0, 2)], fmt="svg")
     assert [p.name for p in paths] == ["real_layer0.svg", "head_view.html"]
     texts = svg_texts(paths[0])
     assert texts.count("river") == 24  # under and beside each of the 12 heads

@@ -124,8 +124,7 @@ def main(args):
             fmt = args.figure_format
             paths = list(draw_from_to(model, result, stage.path, asked["from_to"], fmt)
                          if "from_to" in asked else
-                         draw_sentence(model, result, stage.path, sorted({lay for lay, _ in
-                                                                          chosen}), fmt))
+                         draw_sentence(model, result, stage.path, chosen, fmt))
             paths.append(real_command_page(model, args.sentence, result, stage.path))
     print(report)
     for path in paths if stage is not None else ():

@@ -116,7 +116,7 @@ def head_view_page(m3, path):  # module3.Result, Path -> Path
     """The interactive page of every head, opened on the strongest head's layer."""
     return write_atomic(path, head_view_html(
         f'{module3.MODEL_NAME}: every head, "{SENT_RIVER}"', m3.river.tokens,
-        m3.river.attentions, m3.strongest[0]))
+        m3.river.attentions, *m3.strongest))
 
 
 # costs: measured seconds to draw (medians of 3 runs), so parallel.py's halves come out even
@@ -131,12 +131,14 @@ FIGURES = {  # file name -> Drawing(results it reads, rough seconds to draw, dra
 }
 
 
-def draw_sentence(model, result, out, layers, fmt="png"):  # for `real --out`
-    """The head grid of each layer the text report shows (printout.chosen_heads' layers), as
-    real_layerL.png (or .svg, .pdf: `fmt`), and head_view.html opened on the first."""
+def draw_sentence(model, result, out, chosen, fmt="png"):  # for `real --out`
+    """The head grid of each layer holding a head the text report shows
+    (printout.chosen_heads: [(layer, head)]), as real_layerL.png (or .svg, .pdf: `fmt`),
+    and head_view.html opened on the first of those heads."""
     sentence = " ".join(result.tokens)
+    layers = sorted({lay for lay, _ in chosen})
     page = write_atomic(out / "head_view.html", head_view_html(
-        f"{model.name}: {sentence}", result.tokens, result.attentions, layers[0]))
+        f"{model.name}: {sentence}", result.tokens, result.attentions, *chosen[0]))
     name, shown = label(model.name, 60), label(sentence, 120)
     return [head_grid(result.tokens, result.attentions[lay],
                       f"{name}, layer {lay}: every head's weights\n{shown}",
@@ -155,8 +157,7 @@ def draw_from_to(model, result, out, asked, fmt="png"):  # `real --from A --to B
     figure = layer_by_head([(f'"{a}" -> "{b}" in "{label(sentence, 60)}"', asked.grid)],
                            f"{name}: how much {a} looks at {b}, in every layer and head",
                            out / f"real_{safe}_heads.{fmt}")
-    L, H = asked.grid.shape
-    start = int(np.argmax(asked.grid)) // H
+    layer, head = np.unravel_index(int(np.argmax(asked.grid)), asked.grid.shape)
     page = write_atomic(out / "head_view.html", head_view_html(
-        f"{model.name}: {sentence}", result.tokens, result.attentions, start))
+        f"{model.name}: {sentence}", result.tokens, result.attentions, layer, head))
     return [figure, page]
