@@ -147,11 +147,13 @@ def reply(message):
 
 
 class Worker:
-    def __init__(self, side, threads):
+    """A worker process of a benchmark script (this one, or `script`: bench_decoder.py)."""
+
+    def __init__(self, side, threads, script=__file__):
         env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
                    MKL_NUM_THREADS=str(threads))
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--worker", side, "--threads", str(threads)],
+            [sys.executable, script, "--worker", side, "--threads", str(threads)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         self.config = self.receive()["config"]
 
@@ -238,11 +240,11 @@ def machine():
     return f"{model}, {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}"
 
 
-def options(doc, argv):  # a benchmark's docstring, argv -> its arguments (bench_kernels too)
+def options(doc, argv, blocks=6, runs=5):  # a benchmark's docstring, argv -> its arguments
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--blocks", type=int, default=6, help="blocks per side and length")
-    parser.add_argument("--runs", type=int, default=5, help="timed runs per block")
+    parser.add_argument("--blocks", type=int, default=blocks, help="blocks per side and length")
+    parser.add_argument("--runs", type=int, default=runs, help="timed runs per block")
     parser.add_argument("--worker", choices=("ours", "numpy", "transformers"),
                         help=argparse.SUPPRESS)
     return parser.parse_args(argv)
