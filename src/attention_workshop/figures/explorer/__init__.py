@@ -13,13 +13,18 @@ from pathlib import Path
 
 from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
 from attention_workshop.figures import Drawing
-from attention_workshop.figures.explorer.data import explorer_data, model_runs, real_data
+from attention_workshop.figures.explorer.data import (
+    decoder_section,
+    explorer_data,
+    model_runs,
+    real_data,
+)
 from attention_workshop.figures.explorer.page import explorer_html
 from attention_workshop.files import write_atomic
-from attention_workshop.modules import module2, module3
+from attention_workshop.modules import module2, module3, module4
 
-__all__ = ["FIGURES", "explorer_data", "explorer_html", "model_runs", "real_command_page",
-           "real_data", "real_section", "write_explorer", "write_page"]
+__all__ = ["FIGURES", "decoder_section", "explorer_data", "explorer_html", "model_runs",
+           "real_command_page", "real_data", "real_section", "write_explorer", "write_page"]
 
 FILENAME = "explorer.html"
 FLOAT64 = "computed in float64 by the workshop's own NumPy code, as Module 3 of run"
@@ -29,12 +34,14 @@ def write_explorer(folder, data):  # Path, dict (explorer_data) -> Path of explo
     return write_atomic(Path(folder) / FILENAME, explorer_html(data))
 
 
-def write_page(folder, scaling, real=None, sentence=SENT_RIVER, word="bank", own=(None,) * 4):
+def write_page(folder, scaling, real=None, sentence=SENT_RIVER, word="bank", own=(None,) * 4,
+               decoder=None):
     # Path, module2.Scaling, real_section(...) | None -> Path; own: explore's (Table, W_Q, W_K,
-    # W_V) from the learner's files, None for the built-in ones
+    # W_V) from the learner's files, None for the built-in ones; decoder: decoder_section(...)
     """The one builder of explorer.html: [S5] as `scaling` measured it, Module 3 from `real`
-    (None: left out), starting from `sentence` and following `word`."""
-    return write_explorer(folder, explorer_data(scaling, real, sentence, word, own))
+    and Module 4 from `decoder` (None: left out), starting from `sentence` and following
+    `word`."""
+    return write_explorer(folder, explorer_data(scaling, real, sentence, word, own, decoder))
 
 
 def real_section(name, model, sentences, source, done=None):  # -> the page's Module 3
@@ -42,11 +49,14 @@ def real_section(name, model, sentences, source, done=None):  # -> the page's Mo
     return real_data(name, model_runs(model, sentences, done), source)
 
 
-def workshop_page(m2, m3, path):  # module2.Result, module3.Result | None, Path -> Path
-    """The page `run` writes: [S5] as the log measured it, Module 3's float64 runs if it ran."""
+def workshop_page(m2, m3, m4, path):
+    # module2.Result, module3.Result | None, module4.Result | None, Path -> Path
+    """The page `run` writes: [S5] as the log measured it, Module 3's float64 runs and Module
+    4's SmolLM2 if they ran (`run --no-real` runs neither)."""
     real = None if m3 is None else real_data(
         module3.MODEL_NAME, {SENT_RIVER: m3.river, SENT_MONEY: m3.money}, FLOAT64)
-    return write_page(Path(path).parent, m2.scaling, real)
+    decoder = None if m4 is None else decoder_section(m4)
+    return write_page(Path(path).parent, m2.scaling, real, decoder=decoder)
 
 
 def real_command_page(model, sentence, result, folder):  # for `attention-workshop real --out`
@@ -66,6 +76,6 @@ def real_command_page(model, sentence, result, folder):  # for `attention-worksh
 
 
 FIGURES = {FILENAME: Drawing(
-    (module2.Result,), 0.05, workshop_page, optional=(module3.Result,),
+    (module2.Result,), 0.05, workshop_page, optional=(module3.Result, module4.Result),
     about="Modules 1-3: build a sentence, move W_Q, W_K and W_V, watch the weights change "
           "(open it in a browser)")}

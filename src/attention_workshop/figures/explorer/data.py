@@ -87,7 +87,40 @@ def model_runs(model, sentences, done=None):  # Model, [str] -> {sentence: RunRe
     return {s: done[s] if s in done else model.run(s) for s in order}
 
 
-def explorer_data(scaling, real=None, sentence=SENT_RIVER, word="bank", own=(None,) * 4):
-    # -> the page's data; own: the learner's (Table, W_Q, W_K, W_V), see toy_data
+def explorer_data(scaling, real=None, sentence=SENT_RIVER, word="bank", own=(None,) * 4,
+                  decoder=None):
+    # -> the page's data; own: the learner's (Table, W_Q, W_K, W_V), see toy_data; decoder:
+    # decoder_section(Module 4's Result), or None (no Module 4 panel)
     return {"title": TITLE, **toy_data(sentence, word, own), "s5": scaling_data(scaling),
-            "real": real}
+            "real": real, "decoder": decoder}
+
+
+def thousandths(x):  # array of weights or scores -> nested lists of whole thousandths
+    """What the page prints, rounded as Python's f"{x:.3f}" rounds (each number's exact binary
+    value, ties to even), kept as whole numbers: 0.4213 -> 421 (the page prints 421 / 1000 as
+    "0.421"); half the bytes of 0.421 written out (SmolLM2's continuation: 145 KB, not 292).
+    Example: thousandths([0.0625]) -> [62]."""
+    return np.vectorize(lambda v: int(f"{v:.3f}".replace(".", "")), otypes=[int])(
+        np.asarray(x, dtype=float)).tolist()
+
+
+def decoder_section(m4):  # modules.module4.Result -> the page's Module 4 (weights in thousandths)
+    """SmolLM2's continuation token by token (each step's row of every head, over the tokens
+    before it), the pattern scores of every head, and the sizes the KV-cache sum is made of.
+    The chat answer is left out to keep the page small (its prompt is the whole chat template)."""
+    from attention_workshop.modules import module4
+
+    cfg, g = m4.model.config, m4.continuation
+    per_number = g.cache_bytes_per_token // (2 * cfg.n_layer * cfg.n_kv_head * cfg.d_head)
+    return {"model": module4.MODEL_NAME, "layers": cfg.n_layer, "heads": cfg.n_head,
+            "kv_heads": cfg.n_kv_head, "d_head": cfg.d_head, "bytes": int(per_number),
+            "prompt": module4.PROMPT, "tokens": [*g.prompt_tokens, *(s.token for s in g.steps)],
+            "ids": [int(s.id) for s in g.steps],
+            "steps": [thousandths(s.attention) for s in g.steps],  # [L][H][S]
+            "patterns": {kind: _pattern(p) for kind, p in m4.patterns.items()}}
+
+
+def _pattern(p):  # real.head_patterns.HeadScores -> its grid (thousandths), top heads, losses
+    loss = None if p.loss_first is None else [round(p.loss_first, 2), round(p.loss_second, 2)]
+    return {"scores": thousandths(p.scores), "loss": loss,
+            "top": [[int(lay), int(h), round(float(s), 3)] for lay, h, s in p.top]}

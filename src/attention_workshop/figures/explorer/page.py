@@ -21,7 +21,7 @@ from importlib import resources
 # its script plus its name here (docs/contributing.md).
 SCRIPTS = ("registry.js", "engine.js", "format.js", "dom.js", "save.js", "sentence.js",
            "plane.js", "module1.js", "wiring.js", "module2.js", "strip.js", "scaling.js",
-           "real.js", "main.js")
+           "real.js", "decoder.js", "main.js")
 
 
 def asset(name):  # a file shipped beside this module (package data)

@@ -1,0 +1,195 @@
+"""explorer.html's Module 4 panel in headless Chromium: SmolLM2's continuation stepped token by
+token, the pattern grids and the KV-cache sum, each number read off the page and compared with
+Module 4's own arrays (its Result, computed here) and with the sizes worked by hand; the panel
+on a phone and under axe-core; and a page without Module 4 (run --no-real) has no such panel."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from browser import axe_violations, cells, open_page, shown, shown_matrix
+from smollm2_reference import smollm2_path
+from test_page_learner_path import in_view
+
+from attention_workshop.figures.explorer import FIGURES
+from attention_workshop.modules import module2, module3, module4
+from attention_workshop.modules.module2 import scaling_experiment
+from attention_workshop.report import Log
+
+
+@pytest.fixture(scope="module")
+def m4():  # Module 4's Result, run once (~6 s: SmolLM2 in float64)
+    smollm2_path()
+    log = Log()
+    log.lines = [""] * 125  # Module 4 follows Module 3's last line
+    return module4.run(log, {})
+
+
+def page_from_run(folder, m4_result):  # explorer.html as `run` draws it (FIGURES), no Module 3
+    m2 = SimpleNamespace(scaling=scaling_experiment())  # all the page reads of Module 2
+    results = {module2.Result: m2, module4.Result: m4_result} if m4_result else {module2.Result: m2}
+    return FIGURES["explorer.html"](results, folder / "explorer.html")
+
+
+@pytest.fixture(scope="module")
+def decoder_page(m4, tmp_path_factory):
+    return page_from_run(tmp_path_factory.mktemp("decoder"), m4)
+
+
+def look(page):  # the step's table: [(row label, printed weight)]
+    labels = page.eval_on_selector_all("#m4-look tbody th", "hs => hs.map(h => h.textContent)")
+    return list(zip(labels, [row[0] for row in cells(page, "#m4-look")], strict=True))
+
+
+def expected_look(m4, k, layer, head):  # the same from the Result: step k's row of that head
+    g = m4.continuation
+    tokens = [*g.prompt_tokens, *(s.token for s in g.steps)]
+    row = g.steps[k].attention[layer, head]  # [S]: the row of the position that wrote token k
+    assert len(row) == len(g.prompt_ids) + k
+    return [(f"{j}: {tokens[j]}", shown(w)) for j, w in enumerate(row)]
+
+
+def test_the_continuation_steps_token_by_token_as_module4_wrote_it(browser, decoder_page, m4):
+    page = (opened := open_page(browser, decoder_page)).page
+    g = m4.continuation
+    chips = page.eval_on_selector_all("#m4-written button", "bs => bs.map(b => b.textContent)")
+    assert chips == [s.token for s in g.steps] and len(chips) == module4.NEW_TOKENS[0]
+    # It opens on the strongest induction head (the argmax of its grid, found here).
+    scores = m4.patterns["induction"].scores
+    layer, head = np.unravel_index(int(np.argmax(scores)), scores.shape)
+    assert (page.input_value("#m4-layer"), page.input_value("#m4-head")) == (str(layer),
+                                                                              str(head))
+    assert look(page) == expected_look(m4, 0, layer, head)
+    page.focus("#m4-step")  # the keyboard: arrows, End, Home on the range
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    assert look(page) == expected_look(m4, 3, layer, head)
+    assert page.text_content("#m4-step-value") == f"new token 4 of {len(g.steps)}"
+    row, S = g.steps[3].attention[layer, head], len(g.prompt_ids) + 3
+    top = int(np.argmax(row))
+    tokens = [*g.prompt_tokens, *(s.token for s in g.steps)]
+    per_token = 2 * 30 * 3 * 64 * 4  # keys and values x layers x KV heads x d_k x float32
+    assert page.text_content("#m4-now") == (
+        f"New token 4 of 16: {g.steps[3].token} (id {g.new_ids[3]}), written at "
+        f"{tokens[S - 1]} (position {S - 1}); in layer {layer}, head {head} it looked most at "
+        f"{tokens[top]} (position {top}) {shown(row[top])}. The KV cache holds {S} tokens now: "
+        f"{S} \u00d7 46,080 = {S * per_token:,} bytes.")
+    page.keyboard.press("End")
+    assert look(page) == expected_look(m4, len(g.steps) - 1, layer, head)
+    page.keyboard.press("Home")
+    assert look(page) == expected_look(m4, 0, layer, head)
+    page.click("#m4-next")
+    page.click("#m4-next")
+    assert look(page) == expected_look(m4, 2, layer, head)
+    page.click("#m4-written button >> nth=9")  # a written token jumps to its step
+    page.select_option("#m4-layer", "4")
+    page.select_option("#m4-head", "7")
+    assert look(page) == expected_look(m4, 9, 4, 7)
+    page.focus("#m4-look")  # a cell read in words: down to position 2
+    for _ in range(2):
+        page.keyboard.press("ArrowDown")
+    assert page.text_content("#m4-look-say") == (
+        f"layer 4, head 7, new token 10: {len(g.prompt_ids) + 8}: {tokens[len(g.prompt_ids) + 8]}"
+        f" \u2192 2: {tokens[2]} = {shown(g.steps[9].attention[4, 7, 2])}")
+    assert not opened.errors
+
+
+def test_the_pattern_grids_and_their_top_heads(browser, decoder_page, m4):
+    page = (opened := open_page(browser, decoder_page)).page
+    for kind in ("induction", "previous", "sink"):
+        page.select_option("#m4-kind", kind)
+        scores = m4.patterns[kind].scores  # [30, 9]
+        assert cells(page, "#m4-grid") == shown_matrix(scores)
+        order = np.argsort(-scores, axis=None, kind="stable")[:module4.TOP]  # best first, here
+        best = [np.unravel_index(int(i), scores.shape) for i in order]
+        buttons = page.eval_on_selector_all("#m4-top button", "bs => bs.map(b => b.textContent)")
+        assert buttons == [f"layer {lay}, head {h}: {shown(scores[lay, h])}" for lay, h in best]
+    p = m4.patterns["sink"]
+    assert page.text_content("#m4-loss") == (
+        f"The repeat is predicted: next-token loss {p.loss_first:.2f} nats on the first half, "
+        f"{p.loss_second:.2f} on the repeat (the induction heads copy).")
+    page.click("#m4-top button >> nth=1")  # the second sink head, watched as it writes
+    lay, h = best[1]
+    assert (page.input_value("#m4-layer"), page.input_value("#m4-head")) == (str(lay), str(h))
+    assert look(page) == expected_look(m4, 0, lay, h)
+    assert not opened.errors
+
+
+def test_the_kv_cache_is_worked_out_from_the_sizes(browser, decoder_page, m4):
+    page = (opened := open_page(browser, decoder_page)).page
+    cfg, g = m4.model.config, m4.continuation
+    assert (cfg.n_layer, cfg.n_head, cfg.n_kv_head, cfg.d_head) == (30, 9, 3, 64)
+    total = len(g.prompt_ids) + len(g.new_ids)  # as the log counts the chat's cache
+    assert total == 4 + 16
+    lines = page.eval_on_selector_all("#m4-cache li", "ls => ls.map(l => l.textContent)")
+    assert lines == [
+        "a token, 3 KV heads: 2 \u00d7 30 \u00d7 3 \u00d7 64 \u00d7 4 = 46,080 bytes",
+        "a token, a KV head per query head (9): 2 \u00d7 30 \u00d7 9 \u00d7 64 \u00d7 4 = "
+        "138,240 bytes (3 \u00d7 as much)",
+        f"this continuation, 4 + 16 = 20 tokens: 20 \u00d7 46,080 = {20 * 46080:,} bytes "
+        f"(with 9 KV heads: {20 * 138240:,})"]
+    assert not opened.errors
+
+
+def test_on_a_phone_the_step_and_its_look_stay_in_view(browser, decoder_page, m4):
+    page = (opened := open_page(browser, decoder_page, 390, 844)).page
+    page.eval_on_selector("#m4-back", "e => e.scrollIntoView({block: 'start'})")  # the controls
+    page.focus("#m4-step")
+    for _ in range(len(m4.continuation.steps)):  # to the last step: the longest look back
+        page.keyboard.press("ArrowRight")
+    assert page.input_value("#m4-step") == str(len(m4.continuation.steps) - 1)
+    assert in_view(page, "#m4-step") and in_view(page, "#m4-now")
+    assert in_view(page, "#m4-look tbody tr:last-child")  # the token just before the new one
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390  # nothing sideways
+    assert not opened.errors
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 800), (390, 844)])
+def test_the_panel_has_no_serious_accessibility_violation(browser, decoder_page, width, height):
+    page = (opened := open_page(browser, decoder_page, width, height, bypass_csp=True)).page
+    assert page.locator("#module4").count() == 1
+    assert axe_violations(page) == []
+    page.focus("#m4-step")
+    page.keyboard.press("End")
+    page.select_option("#m4-kind", "sink")
+    page.hover("#m4-grid tbody tr:nth-child(4) td:nth-child(3)")
+    page.focus("#m4-look")
+    assert axe_violations(page) == []
+    assert not opened.errors
+
+
+def test_a_page_without_module4_has_no_such_panel(browser, tmp_path):
+    path = page_from_run(tmp_path, None)  # what run --no-real draws: no Module 3 or 4
+    page = (opened := open_page(browser, path)).page
+    assert page.locator("#module4").count() == 0 and page.locator("[id^=m4-]").count() == 0
+    assert "Module 4" not in page.eval_on_selector_all("#nav a", "as => as.map(a => a.textContent)")
+    assert page.evaluate("window.explorer.data.decoder") is None
+    assert FIGURES["explorer.html"].optional == (module3.Result, module4.Result)
+    assert not opened.errors
+
+
+def test_screenshots_of_the_panel_at_desktop_and_phone_width(browser, decoder_page, tmp_path):
+    """docs/explorer.md's pictures of the panel (new token 10, where "The" writes "river", in
+    layer 22, head 0):
+    UPDATE_DOCS=1 pytest tests/test_page_decoder.py -k screenshots writes them to docs/."""
+    import os
+    import shutil
+    from pathlib import Path
+
+    from test_explorer_real import png_size
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    for name, (width, height) in {"explorer-module4.png": (1280, 800),
+                                  "explorer-module4-phone.png": (390, 844)}.items():
+        page = (opened := open_page(browser, decoder_page, width, height)).page
+        page.click("#m4-written button >> nth=9")
+        page.select_option("#m4-layer", "22")  # a head that looks back at river as "The"
+        page.select_option("#m4-head", "0")  # writes river again (0.446)
+        page.eval_on_selector("#module4 h3", "e => e.scrollIntoView()")
+        page.mouse.move(0, 0)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways
+        page.screenshot(path=tmp_path / name)
+        assert png_size(tmp_path / name) == (width, height) and not opened.errors
+        if os.environ.get("UPDATE_DOCS") == "1":
+            shutil.copy(tmp_path / name, docs / name)
+        assert png_size(docs / name) == (width, height)
