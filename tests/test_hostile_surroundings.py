@@ -136,3 +136,15 @@ def test_stdout_on_a_full_device_is_one_line(argv, workspace):
     assert done.returncode == 2, err
     assert err == ("attention-workshop: error: cannot write to standard output (No space left "
                    "on device); free some space, or send the output elsewhere\n")
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "--no-real", "--no-figures"], ["explore", "the river bank", "--format", "json"],
+    ["explorer"]])
+def test_the_wrote_lines_print_a_strange_path_on_one_line(tmp_path, capsys, argv):
+    """A folder name with a newline and an ESC: every 'wrote PATH' line escapes it."""
+    out = tmp_path / "a\nb\x1b[2Jc"
+    assert cli.main([*argv, "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    lines = [line for line in (printed.out + printed.err).splitlines() if "wrote" in line]
+    assert lines and all("\x1b" not in line and "a\\nb" in line for line in lines)

@@ -9,6 +9,7 @@ from attention_workshop import modules as registry
 from attention_workshop.errors import WorkshopError
 from attention_workshop.files import OUT_TODO, write_atomic
 from attention_workshop.report import Log
+from attention_workshop.userfiles import printable  # paths in messages: one line
 
 
 def compute(log, real=False, modules=None, missing=None):
@@ -60,9 +61,9 @@ def run_workshop(out_dir, figures=True, real=True, say=print, todo=OUT_TODO, fig
             if preloading is not None:
                 preloading.join(timeout=10)
     written = [stage.final(path) for path in paths]
-    say(f"wrote {written[0]} ({len(log.lines)} lines)")
+    say(f"wrote {printable(written[0])} ({len(log.lines)} lines)")
     for path in written[1:]:
-        say(f"wrote {path}")
+        say(f"wrote {printable(path)}")
     for path in stage.removed:
-        say(f"removed {path} (an earlier run wrote it; this one did not)")
+        say(f"removed {printable(path)} (an earlier run wrote it; this one did not)")
     return written

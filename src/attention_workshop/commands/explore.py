@@ -4,6 +4,7 @@ import sys
 
 from attention_workshop.commands.figure_options import add_figure_format
 from attention_workshop.explore.views import VIEWS, help_text
+from attention_workshop.userfiles import printable  # paths in messages: one line
 
 HELP = "show the raw and the wired attention head on any sentence, side by side"
 
@@ -72,5 +73,5 @@ def main(args):
         written = [stage.final(path) for path in paths]
     print(out)
     for path in written:
-        print(f"wrote {path}", file=sys.stderr)  # stderr: stdout stays pure JSON
+        print(f"wrote {printable(path)}", file=sys.stderr)  # stderr: stdout stays pure JSON
     return 0

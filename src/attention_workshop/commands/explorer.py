@@ -4,6 +4,7 @@ import sys
 
 from attention_workshop.commands.explore import add_own_files, own_files
 from attention_workshop.files import DEFAULT_OUT
+from attention_workshop.userfiles import printable  # paths in messages: one line
 
 HELP = ("write explorer.html: one offline page to build sentences, move W_Q, W_K and W_V, and "
         "watch attention change (open it in any browser)")
@@ -53,6 +54,6 @@ def main(args):
                 print(f"attention-workshop: note: leaving out Module 3 ({exc})", file=sys.stderr)
         path = write_page(stage.path, scaling_experiment(), real, sentence, args.word.lower(),
                           own)
-    print(f"wrote {stage.final(path)}: open it in any browser (double-click it); it needs no "
-          "network, so you can also copy it to any web host")
+    print(f"wrote {printable(stage.final(path))}: open it in any browser (double-click it); it "
+          "needs no network, so you can also copy it to any web host")
     return 0

@@ -5,6 +5,7 @@ import contextlib
 import json
 
 from attention_workshop.commands.real import model_help, progress, say
+from attention_workshop.userfiles import printable  # paths in messages: one line
 
 HELP = ("let a language model (SmolLM2) continue a prompt, greedily, token by token, and show "
         "where each new token looked")
@@ -92,6 +93,6 @@ def main(args):
     else:
         print(json_report(model, generation, args.chat))
     if stage is not None:
-        say(f"wrote {stage.final(page)}")
+        say(f"wrote {printable(stage.final(page))}")
     return 0
 

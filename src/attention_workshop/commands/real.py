@@ -6,6 +6,7 @@ import sys
 from attention_workshop.commands.figure_options import add_figure_format
 from attention_workshop.real.catalog import DEFAULT, FILES, KNOWN  # no numpy: --help stays fast
 from attention_workshop.real.families import FAMILIES
+from attention_workshop.userfiles import printable  # paths in messages: one line
 
 HELP = ("run a real pretrained transformer (MiniLM, GPT-2, SmolLM2) on a sentence and show "
         "its attention")
@@ -128,5 +129,5 @@ def main(args):
             paths.append(real_command_page(model, args.sentence, result, stage.path))
     print(report)
     for path in paths if stage is not None else ():
-        say(f"wrote {stage.final(path)}")
+        say(f"wrote {printable(stage.final(path))}")
     return 0
