@@ -105,7 +105,7 @@ def test_head_grid_shows_every_weight_of_every_head():
     """The real figures draw their numbers as glyph outlines (glyphs.annotate_cells): each
     head's collection holds every cell's value, centred on its cell of that head's image,
     white on dark cells; each image is titled with its head."""
-    from attention_workshop.figures import real
+    from attention_workshop.figures import encoder as real
 
     rng = np.random.default_rng(4)
     weights = rng.random((3, 4, 4))
@@ -177,7 +177,8 @@ def test_bank_heads_numbers_are_readable_at_the_png_size():
 
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from attention_workshop.figures import canvas, real
+    from attention_workshop.figures import canvas
+    from attention_workshop.figures import encoder as real
 
     rng = np.random.default_rng(7)
     m3 = SimpleNamespace(to_river=rng.random((6, 12)), to_money=rng.random((6, 12)))

@@ -20,7 +20,7 @@ from attention_workshop import cli, figures, modules
 from attention_workshop.commands import quiz, run  # noqa: F401 (loaded before the lists grow)
 from attention_workshop.figures import Drawing, canvas
 from attention_workshop.modules import module1
-from attention_workshop.quiz.engine import Question
+from attention_workshop.quiz.question import Question
 
 TITLE = "Module 5: bank's share for river, read from Module 1"
 

@@ -11,7 +11,7 @@ import pytest
 
 from attention_workshop import cli
 from attention_workshop.quiz import keys, load
-from attention_workshop.quiz.engine import is_right
+from attention_workshop.quiz.question import is_right
 from attention_workshop.report import Log
 from attention_workshop.workshop import compute
 

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from attention_workshop import cli
-from attention_workshop.quiz.engine import Question, grade, is_right, read_answer
+from attention_workshop.quiz.question import Question, grade, is_right, read_answer
 
 TRUE = math.exp(0.99) / (1 + math.exp(0.54) + math.exp(0.99))  # 0.49771..., printed 0.498
 SHARE = Question("bank's share of itself?", TRUE, "softmax")

@@ -160,7 +160,7 @@ def test_bad_questions_are_one_line_and_exit_2(reference, capsys, argv, message)
 
 def test_layer_figures_have_no_tick_marks_beside_the_numbers(monkeypatch, tmp_path):
     """A tick mark touching '0.36' in the first column reads as '-0.36'."""
-    from attention_workshop.figures import real
+    from attention_workshop.figures import encoder as real
 
     drawn = []
     monkeypatch.setattr(real, "save", lambda fig, path: drawn.append(fig) or path)

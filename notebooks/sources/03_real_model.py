@@ -123,7 +123,7 @@ for result, topic in ((river, "river"), (money, "money")):
           f"| mean over heads {result.attentions[:, :, b, t].mean():.3f}")
 
 # %%
-from attention_workshop.figures.real import layer_by_head
+from attention_workshop.figures.encoder import layer_by_head
 
 b = river.tokens.index("bank")  # 3 in both sentences; the topic word is token 2 in both
 layer_by_head([('"bank" -> "river"', river.attentions[:, :, b, river.tokens.index("river")]),

@@ -65,7 +65,7 @@ def main(args):
     out = render(args.format, ex, args.word)
     written = []
     if args.out:
-        from attention_workshop.figures.explore import draw_exploration
+        from attention_workshop.figures.exploration import draw_exploration
         from attention_workshop.staging import staged
 
         with staged(args.out, "explore") as stage:

@@ -119,8 +119,8 @@ def main(args):
                 lines += ["", *part.lines]
             report = "\n".join(lines)
         if stage is not None:
+            from attention_workshop.figures.encoder import draw_from_to, draw_sentence
             from attention_workshop.figures.explorer import real_command_page
-            from attention_workshop.figures.real import draw_from_to, draw_sentence
 
             fmt = args.figure_format
             paths = list(draw_from_to(model, result, stage.path, asked["from_to"], fmt)

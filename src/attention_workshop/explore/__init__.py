@@ -9,7 +9,7 @@ The parts, one job each:
     views.py       the registry of views: --format NAME -> the module that renders it
     text_view.py   the text tables (the default view)
     json_view.py   JSON at full precision
-    figures        with --out DIR: attention_workshop/figures/explore.py draws them, called
+    figures        with --out DIR: attention_workshop/figures/exploration.py draws them, called
                    once, from commands/explore.py
 
 Adding a view (say `--format csv`) is one new file and one registry line:

@@ -7,7 +7,7 @@ import numpy as np
 
 from attention_workshop.embeddings import EMBED, SENT_MONEY, SENT_RIVER
 from attention_workshop.modules import module0
-from attention_workshop.quiz.engine import Question, choice
+from attention_workshop.quiz.question import Question, choice
 from attention_workshop.report import fmt_list
 
 

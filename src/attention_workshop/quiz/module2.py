@@ -10,7 +10,7 @@ from attention_workshop.attention import W_Q_WIRED
 from attention_workshop.embeddings import AXES, SENT_RIVER, tokenize
 from attention_workshop.modules import module1, module2
 from attention_workshop.quiz.by_hand import added_up, products_text, terms
-from attention_workshop.quiz.engine import Question, choice
+from attention_workshop.quiz.question import Question, choice
 from attention_workshop.report import fmt_list
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from attention_workshop.attention import causal_mask, scaled_dot_product_attention, softmax
 from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
 from attention_workshop.modules import module3
-from attention_workshop.quiz.engine import Question, choice
+from attention_workshop.quiz.question import Question, choice
 from attention_workshop.report import fmt_list
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from attention_workshop.attention import causal_mask, scaled_dot_product_attention
 from attention_workshop.modules import module4
-from attention_workshop.quiz.engine import Question, choice
+from attention_workshop.quiz.question import Question, choice
 from attention_workshop.real.decode import cache_bytes
 from attention_workshop.real.head_patterns import chance
 

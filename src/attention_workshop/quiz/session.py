@@ -6,7 +6,7 @@
 import textwrap
 from decimal import localcontext
 
-from attention_workshop.quiz.engine import grade, precision, read_answer
+from attention_workshop.quiz.question import grade, precision, read_answer
 
 WRAP = 88
 

@@ -148,7 +148,7 @@ def draw_sentence(model, result, out, chosen, fmt="png"):  # for `real --out`
 def draw_from_to(model, result, out, asked, fmt="png"):  # `real --from A --to B --out DIR`
     """One word's share of attention on another in every layer and head, like
     real_bank_heads.png, as real_A_B_heads.png (or .svg, .pdf: `fmt`); and the head view page."""
-    from attention_workshop.figures.explore import file_name  # short and safe for any word
+    from attention_workshop.figures.exploration import file_name  # short and safe for any word
 
     words = asked.words
     safe = "_".join(file_name(w) for w in words)
