@@ -232,7 +232,7 @@ def test_run_ends_with_what_each_file_shows(tmp_path, capsys):
     for name, drawing in registry().items():
         assert drawing.about.startswith(("Module ", "Modules ")), name
         if name in shown:  # Module 3 did not run: a page that can show it says Modules 1-2
-            expected = drawing.about.replace("Modules 1-3:", "Modules 1-2:")
+            expected = drawing.about.replace("Modules 1-4:", "Modules 1-2:")
             assert shown[name] == expected
         modules = {int(n) for n in re.findall(r"\d", drawing.about.split(",")[0])}
         for a, b in re.findall(r"(\d+)(?:-(\d+))?", drawing.about.split("log ")[-1].split(")")[0]
@@ -245,11 +245,11 @@ def test_run_ends_with_what_each_file_shows(tmp_path, capsys):
 
 def test_a_page_names_only_the_modules_it_was_drawn_from():
     from attention_workshop.figures import about, registry
-    from attention_workshop.modules import module3
+    from attention_workshop.modules import module3, module4
 
     full = registry()["explorer.html"].about
-    assert full.startswith("Modules 1-3: ") and about("explorer.html") == full
-    assert about("explorer.html", [module3.Result]) == "Modules 1-2: " + full.removeprefix(
-        "Modules 1-3: ")
+    assert full.startswith("Modules 1-4: ") and about("explorer.html") == full
+    assert about("explorer.html", [module3.Result, module4.Result]) == (
+        "Modules 1-2: " + full.removeprefix("Modules 1-4: "))
     # a figure that never reads Module 3 keeps its line whatever was skipped
     assert about("scaling.png", [module3.Result]) == registry()["scaling.png"].about

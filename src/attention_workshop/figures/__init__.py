@@ -69,7 +69,7 @@ def preload():  # -> the Thread importing the figure files (matplotlib)
 def about(name, skipped=()):  # file name, Result classes not run -> its one line, or ""
     """What the file shows. A drawing made without one of its optional results names only
     the modules it drew from: explorer.html after `run --no-real` is "Modules 1-2: ...", not
-    "Modules 1-3: ...". Example: about("scaling.png") -> 'Module 2, [S5] (log 75-80): ...'."""
+    "Modules 1-4: ...". Example: about("scaling.png") -> 'Module 2, [S5] (log 75-80): ...'."""
     drawing = registry().get(Path(name).stem + ".png") or registry().get(name)
     if not drawing:
         return ""

@@ -77,5 +77,5 @@ def real_command_page(model, sentence, result, folder):  # for `attention-worksh
 
 FIGURES = {FILENAME: Drawing(
     (module2.Result,), 0.05, workshop_page, optional=(module3.Result, module4.Result),
-    about="Modules 1-3: build a sentence, move W_Q, W_K and W_V, watch the weights change "
-          "(open it in a browser)")}
+    about="Modules 1-4: build a sentence, move W_Q, W_K and W_V, watch the weights change; "
+          "the real models' heads, and SmolLM2 writing (open it in a browser)")}
