@@ -40,7 +40,7 @@ COMMANDS = {
 
 
 @functools.cache
-def _parser_class():  # argparse is imported here, not first thing (~10 ms): see the top
+def _parser_class():  # argparse is imported here, not first thing: see the top
     import argparse
 
     class Parser(argparse.ArgumentParser):
@@ -57,8 +57,8 @@ def _parser_class():  # argparse is imported here, not first thing (~10 ms): see
 
 def build_parser(command=None):  # -> the parser of every command, or of `command` alone
     """With `command` (a key of COMMANDS) only that command's module is imported and given
-    its arguments; the others are names only (~12 ms less of a cold `real`, which has no use
-    for run's, explore's or quiz's modules). `--help` and unknown names get the full parser."""
+    its arguments; the others are names only (a cold `real` has no use for run's, explore's or
+    quiz's modules: docs/benchmarks.md). `--help` and unknown names get the full parser."""
     parser = _parser_class()(
         prog=PROG,
         description="Build self-attention from nothing, then see it inside a real transformer.",

@@ -24,10 +24,10 @@ STYLE = {
     "axes.spines.top": False,
     "axes.spines.right": False,
     # titles sit just above their axes, with no search each draw for tick labels above it
-    # (none of these figures puts any there): 10-20 ms less per titled axes
+    # (none of these figures puts any there): less drawing per titled axes (docs/benchmarks.md)
     "axes.titley": 1.0,
     # glyphs drawn from their outlines as they are, not first fitted to the pixel grid by
-    # FreeType's autohinter: the same letters, ~10% less drawing time in every figure (the
+    # FreeType's autohinter: the same letters, less drawing time in every figure (the
     # Agg backend sizes and renders every glyph of every text on its own)
     "text.hinting": "no_hinting",
 }

@@ -1,9 +1,9 @@
 """Text drawn as glyph outlines, one collection per panel: the numbers in heatmap cells (every
 heatmap: the weight tables, the Module 3 grids' up to 300 numbers) and the tokens along the
 12-head grid's edges (120 labels). matplotlib lays out and renders every Text on its own
-(about 1 ms each, and a tick brings two lines and a second label with it); an outline
-collection is built from cached glyph paths and drawn in one call. The same strings in the
-same places, the same font.
+(each costs far more to draw: docs/benchmarks.md; and a tick brings two lines and a second
+label with it); an outline collection is built from cached glyph paths and drawn in one
+call. The same strings in the same places, the same font.
 
 Each collection keeps the strings it shows, for tests and readers of the figure:
 `cell_texts` (row by row) and `labels` (the tokens, in order), and `as_texts`: the same

@@ -65,7 +65,7 @@ def weight_grid(panels, title, path, ncols=2):  # [(subtitle, tokens, [T, T])], 
     turn = T > 5 or long  # x labels turned 45 degrees so neighbours do not overlap
     for ax, (subtitle, tokens, w) in zip(axes.flat, panels, strict=False):
         image = ax.imshow(w, cmap="Blues", vmin=0, vmax=top)
-        if T <= 12:  # as glyph outlines, one collection a panel (glyphs.py): 40% less drawing
+        if T <= 12:  # as glyph outlines, one collection a panel (glyphs.py): less drawing
             annotate_cells(image, "{:.3f}" if T <= 6 else "{:.2f}", threshold=0.6 * top,
                            fontsize=9 if T <= 6 else 7)
         ax.set_xticks(range(len(tokens)), tokens, rotation=45 if turn else 0,

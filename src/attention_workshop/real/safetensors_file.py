@@ -5,7 +5,7 @@ The format: 8 bytes (little-endian) giving the header's length N, N bytes of JSO
 optional "__metadata__" of texts), then the tensors' bytes, offsets counted from the end of
 the header. Mapping the file reads nothing yet: a tensor's pages come from the OS file cache
 when first used, and float32 weights are used in place, shared with that cache (copying
-MiniLM's 90 MB out of the file took ~90 ms of a 0.4 s cold start; mapping takes < 1 ms).
+them out took a quarter of a cold start: docs/benchmarks.md).
 
 A file the safetensors library refuses is refused here too (`header` and `check_layout`):
 a name or a field given twice, a shape or offset that is not a whole number >= 0 (2.5,

@@ -5,10 +5,9 @@
    finds its data in cache, vectorised by the compiler and run without the GIL, so two
    threads' parts run at once. Each loop is compiled three times (x86-64-v4: AVX-512 with
    fused multiply-adds; v3: AVX2 and FMA; the baseline) and the CPU's best is picked when the
-   module loads: FMA made gelu and softmax ~25% faster. MiniLM, 128 tokens, one thread: gelu
-   0.13 ms a layer against numpy's 0.62, softmax (max subtracted) 0.14 against 0.39.
+   module loads (what each gains: docs/benchmarks.md).
 
-   Same formulas as fast_ops.py's numpy passes (kernels.py says which run): Abramowitz & Stegun
+   Same formulas as ops.py's numpy passes (kernels.py says which run): Abramowitz & Stegun
    7.1.26 for gelu's erfc, softmax with the row's max subtracted, layer norm centred first.
    NaN and infinity come out as numpy's passes give them. As with the BLAS, the last bit of a
    result may differ between CPUs (FMA or not).

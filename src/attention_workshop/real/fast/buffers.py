@@ -4,8 +4,8 @@ them) and copies of the weights (made once while the checkpoint's arrays live).
 A 512-token MiniLM run returns 6 x 12 x 512 x 512 float32 attention weights: 75 MB that the
 kernel hands over page by page (and zeroes) each time a fresh array is written; its hidden
 states, Q|K|V and values are 48 MB more, and the layers' scratch 5 MB that the C library
-gives back to the kernel when the forward frees it (~3,000 page faults a forward, 25-45 ms
-of the kernel's time). So the memory of the last array of each kind (a slot) stays mapped
+gives back to the kernel when the forward frees it (page faults, the kernel's time:
+docs/benchmarks.md). So the memory of the last array of each kind (a slot) stays mapped
 here, and the next forward pass of the same size writes into it, but only once the array
 handed out is gone: every numpy view of it (a RunResult's .attentions, a slice of it, a
 transpose) keeps that array alive, so a result still held keeps its numbers, and the next
@@ -47,10 +47,9 @@ _copies = {}  # id of a weight -> (a weak ref to it, its in-memory copy)
 
 def resident(array):  # array -> an in-memory copy of it, made once while it lives
     """A layer's weights in the process's own memory, not the checkpoint file's mapping:
-    products read them ~10% faster (MiniLM's float32 forward, one thread: 46 ms instead of
-    53 at 128 tokens, 14.4 instead of 15.9 at 16), the file's pages being the OS file
-    cache's, mapped one by one. Copied on first use (~20 ms for MiniLM's 42 MB of layers),
-    so a short sentence's cold run copies nothing (see loop.RESIDENT_FROM).
+    products read them faster (docs/benchmarks.md), the file's pages being the OS file
+    cache's, mapped one by one. Copied on first use, so a short sentence's cold run copies
+    nothing (see loop.RESIDENT_FROM).
 
     Kept while the weight lives, found again by its identity; another array (another model,
     a nudged tensor) gets its own copy, and a copy goes once its weight has.

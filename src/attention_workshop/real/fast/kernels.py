@@ -2,8 +2,8 @@
 
 `pip install` compiles _kernels.c when it finds a C compiler; where it finds none, the
 install goes on without it (pyproject.toml marks it optional) and ops.py runs numpy's
-passes instead: the same formulas, slower (MiniLM, 128 tokens: gelu 0.62 ms a layer
-against 0.13). ops.py asks `compiled` at each call, so a test may set it to None.
+passes instead: the same formulas, slower (docs/benchmarks.md). ops.py asks `compiled` at
+each call, so a test may set it to None.
 """
 
 try:

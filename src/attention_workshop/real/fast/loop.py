@@ -13,7 +13,7 @@ multiplies its own rows of the heads' outputs by the matching columns of W_O
 (io.linear_share: ops.linear_cols into io.share(part, a)), and the next stage adds
 the shares (io.gather(a)). So a part makes its heads' q, k and v, their attention and its share of
 the output in one go, and a layer has two hand-overs between threads (the heads, the MLP)
-instead of five (MiniLM on two threads: 3% less time at 128 and 512 tokens, 8% at 40). On
+instead of five (less time on two threads: docs/benchmarks.md). On
 one thread there is one part, and the shares are the whole products.
 
 From SPLIT_FROM tokens on, with two threads or more allowed (OMP_NUM_THREADS,
@@ -35,12 +35,12 @@ from attention_workshop.real.fast.ops import attention_heads, linear_cols, qkv_r
 from attention_workshop.real.fast.team import Team
 
 SPLIT_FROM = 32  # tokens; below, the threads' hand-overs cost more than they save
-# Below this many tokens, unsplit, the BLAS stays at one thread: a second one gained at most
-# 15% on a quiet machine at 5 tokens and cost 3x and more whenever the other core was busy
-# (a cold `real "the river bank"`: 0.42 s -> 0.61 s at load 3)
+# Below this many tokens, unsplit, the BLAS stays at one thread: a second one gained little on
+# a quiet machine and cost several times more whenever the other core was busy
+# (docs/benchmarks.md)
 ONE_BLAS_THREAD_BELOW = 16
 # From this many tokens on, the layers' weights are read from copies in the process's memory
-# (buffers.resident: ~10% faster products, copied once per model); below, from the mapped
+# (buffers.resident: faster products, copied once per model); below, from the mapped
 # file, so a cold run on a short sentence copies nothing
 RESIDENT_FROM = 16
 
@@ -53,8 +53,7 @@ class Stage(NamedTuple):
 
 # A grain no stage reaches: the stage runs whole, on one thread. Layer norms do: a token
 # half of a feature-major [d, T] array is a strided block of columns, and numpy's loops over
-# it were slower than over the whole (MiniLM, 512 tokens: 0.30 ms whole on one thread,
-# 0.80 ms split over two; 128 tokens: 0.09 against 0.34).
+# it were slower than over the whole (docs/benchmarks.md).
 WHOLE = 1 << 30
 
 

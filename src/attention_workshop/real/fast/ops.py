@@ -27,10 +27,9 @@ from attention_workshop.real.layers import _AS_A, _AS_P, ACTIVATION
 # does; the factor 1/2 goes into the coefficients (exact: a power of two), a pass saved.
 _HALF_AS_A = tuple(0.5 * a for a in _AS_A)
 # gelu runs on blocks of about this many floats (384 KB each, with three scratch arrays of
-# that size: within a core's 2 MB L2): its ~20 numpy passes then find them in cache (2.5x
-# faster than on a [d_mlp, 512] whole). Half this size was as fast on one thread, but two
-# threads' short calls waited on each other for the GIL: a 128-token pass on two threads
-# took ~1.5 ms (5%) longer.
+# that size: within a core's 2 MB L2): its ~20 numpy passes then find them in cache. Half
+# this size was as fast on one thread, but two threads' short calls waited on each other for
+# the GIL (docs/benchmarks.md).
 GELU_BLOCK = 64 * 1536
 
 
@@ -246,6 +245,6 @@ def softmax_rows_in_place(s, scale=1.0):  # [..., n] float32 scores, float > 0 -
 
 
 # Scores are made, exponentiated, summed, scaled and multiplied by v in chunks of about
-# 1 MB (half a core's L2 cache), so each pass finds them in cache: at 512 tokens (1 MB a
-# head) the forward pass ran 12% faster than with all heads at once (75 MB of attentions).
+# 1 MB (half a core's L2 cache), so each pass finds them in cache rather than all heads' at
+# once (75 MB of attentions at 512 tokens; docs/benchmarks.md).
 SCORES_CHUNK = 1 << 18  # float32 scores per chunk

@@ -2,9 +2,9 @@
 n - 1 workers, each worker a thread that waits for one part at a time.
 
 A hand-over is two locks, go and done: the caller sets the job and releases go, computes
-its own part, then acquires done, which the worker releases when its part is computed. On
-a quiet machine a stage split this way ended 20-50 us sooner than through a
-ThreadPoolExecutor (no Future, no Condition a call), ~1 ms over a 128-token pass.
+its own part, then acquires done, which the worker releases when its part is computed: a
+split stage ends sooner than through a ThreadPoolExecutor (no Future, no Condition a call;
+docs/benchmarks.md).
 """
 
 import threading
@@ -36,7 +36,7 @@ class Team:
     (`parts`) on n threads, one stage after another; a part's exception is raised
     here once every part has ended. The BLAS at one thread inside if hold_blas (always with
     n > 1: one thread per core, see blas_threads.py), else as the user set it (on a quiet
-    machine its second thread made a 16-token pass 1.5x faster)."""
+    machine its second thread made a 16-token pass faster)."""
 
     def __init__(self, n, hold_blas):
         self.n, self.hold_blas = n, hold_blas
@@ -48,7 +48,7 @@ class Team:
 
     def run(self, *stages):
         for stage in stages:
-            if self.n == 1:  # one thread: the whole, with nothing to cut (~0.4 ms a forward)
+            if self.n == 1:  # one thread: the whole, with nothing to cut
                 stage.fn(slice(0, stage.n))
                 continue
             pieces = parts(stage.n, self.n, stage.grain)
