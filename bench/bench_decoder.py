@@ -152,10 +152,7 @@ def bench(threads, args):
     for side in workers:
         rate = work / medians[T][side]
         print(f"  {side:>12}: {rate / 1e9:5.1f} GFLOP/s = {rate / roof:4.0%} of the faster GEMM")
-    print(f"peak resident memory, one {T}-token forward in a fresh worker (MB):")
-    for side, m in memory.items():
-        print(f"  {side:>12}: process peak {m['peak']:7.1f}, raised by the forward "
-              f"{m['peak'] - m['before']:6.1f}")
+    common.print_memory(memory, T)
     for w in workers.values():
         w.close()
 

@@ -222,12 +222,16 @@ def bench(threads, args):
         rate = work / medians[T][side]
         print(f"  {side:>12}: {rate / 1e9:5.1f} GFLOP/s = {rate / roof:4.0%} of the faster "
               f"GEMM, {rate * gemm[side] / work:4.0%} of its own library's")
+    print_memory(memory, T)
+    for w in workers.values():
+        w.close()
+
+
+def print_memory(memory, T):  # {side: the worker's "memory" reply}, tokens -> None
     print(f"peak resident memory, one {T}-token forward in a fresh worker (MB):")
     for side, m in memory.items():
         print(f"  {side:>12}: process peak {m['peak']:7.1f}, raised by the forward "
               f"{m['peak'] - m['before']:6.1f}")
-    for w in workers.values():
-        w.close()
 
 
 def machine():
