@@ -27,8 +27,11 @@ CONFIGS = {  # 2 layers, 4 heads, d_model 32, 300 positions
     "bert": {"model_type": "bert", "num_hidden_layers": 2, "num_attention_heads": 4,
              "hidden_size": 32, "intermediate_size": 64, "max_position_embeddings": 300,
              "vocab_size": 50, "type_vocab_size": 2, "hidden_act": "gelu"},
+    "llama": {"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "hidden_size": 32, "intermediate_size": 48,
+              "max_position_embeddings": 300, "vocab_size": 50, "rms_norm_eps": 1e-5},
 }
-PREFIX = {"bert": "encoder.layer.", "gpt2": "h."}
+PREFIX = {"bert": "encoder.layer.", "gpt2": "h.", "llama": "layers."}
 
 
 def accelerator(model_type):  # -> the module real/fast/ registers for the family
@@ -41,20 +44,18 @@ def random_model(model_type, seed=0):  # -> cfg, float64 weights: N(0, 0.3^2), n
     weights = {}
     for name, shape in family(model_type).tensor_shapes(cfg).items():
         weights[name] = rng.normal(size=shape) * 0.3
-        if name.endswith(("LayerNorm.weight", "ln_1.weight", "ln_2.weight", "ln_f.weight")):
+        if name.endswith(("LayerNorm.weight", "ln_1.weight", "ln_2.weight", "ln_f.weight",
+                          "layernorm.weight", "norm.weight")):
             weights[name] += 1.0
     return cfg, weights
 
 
-def test_accelerated_runs_float32_of_registered_families_only():
+def test_accelerated_runs_float32_of_registered_families_only():  # float64 stays readable
+    assert set(ACCELERATORS) == set(CONFIGS)  # every accelerator is tested here
     for model_type in ACCELERATORS:
         cfg, _ = random_model(model_type)
         assert accelerated(cfg, "float32") is accelerator(model_type).forward
         assert accelerated(cfg, "float64") is None
-    assert accelerated(config_from_dict({"model_type": "llama", "num_hidden_layers": 1,
-                                         "num_attention_heads": 2, "hidden_size": 8,
-                                         "intermediate_size": 16, "vocab_size": 9}),
-                       "float32") is None
 
 
 @pytest.mark.parametrize("model_type", sorted(ACCELERATORS))
@@ -216,3 +217,24 @@ def test_a_share_never_gathered_stops_the_forward(monkeypatch):
     x = family("bert").embed(w32, cfg, np.arange(8))
     with pytest.raises(RuntimeError, match="never gathered"):
         fast_loop.run_layers_fast(forgetful, w32, cfg, x, "encoder.layer.")
+
+
+@pytest.mark.parametrize("way", ["compiled", "numpy"])
+def test_the_fast_llama_with_a_kv_cache_equals_the_readable_one(way, monkeypatch):
+    """The accelerated attention on a cache: each new token's weights as the readable
+    forward's, with the compiled softmax and with numpy's passes."""
+    from attention_workshop.real.fast import kernels
+
+    if way == "numpy":
+        monkeypatch.setattr(kernels, "compiled", None)
+    cfg, w64 = random_model("llama", seed=4)
+    w32 = {name: a.astype(np.float32) for name, a in w64.items()}
+    ids = np.random.default_rng(4).integers(0, cfg.n_vocab, size=40)
+    fast, readable = accelerator("llama").forward, family("llama").forward
+    past_fast, past_readable = fast(w32, cfg, ids[:30]), readable(w32, cfg, ids[:30])
+    a = fast(w32, cfg, ids[30:], past=past_fast)
+    b = readable(w64, cfg, ids[30:], past={k: past_readable[k].astype(np.float64)
+                                           for k in ("keys", "values")})
+    assert a["attentions"].shape == (2, 4, 10, 40)
+    np.testing.assert_allclose(a["attentions"], b["attentions"], rtol=0, atol=2e-5)
+    np.testing.assert_allclose(a["hidden_states"], b["hidden_states"], rtol=0, atol=2e-4)

@@ -99,3 +99,20 @@ def test_a_prompt_that_fills_the_context_is_refused(tmp_path, capsys):
                      str(room + 1)]) == 2
     assert f"from 1 to {room}" in capsys.readouterr().err
     assert cache_bytes(model.config) == 2 * 2 * 2 * 8 * 4
+
+
+def test_a_decoder_without_a_cache_writes_the_same_greedy_tokens(tmp_path, capsys):
+    """GPT-2's family has no KV cache: each step runs the whole sequence; the ids are still
+    the argmax after each prefix."""
+    from test_real_gpt2 import build_gpt2
+
+    build_gpt2(tmp_path, n_layer=2, n_head=2, n_positions=40)
+    model = load_model(tmp_path)
+    assert cli.main(["generate", "the river", "--model", str(tmp_path), "--tokens", "5",
+                     "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    ids = list(report["prompt_ids"])
+    for new in report["new_ids"]:
+        assert new == int(np.argmax(model.run(ids).logits[-1]))
+        ids.append(new)
+    assert len(report["new_ids"]) == 5

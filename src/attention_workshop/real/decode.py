@@ -9,12 +9,14 @@ Example: generate(load_model("smollm2"), "The capital of France is", tokens=3).t
 -> " Paris. The" (the continuation, as the tokenizer decodes it).
 """
 
+import inspect
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from attention_workshop.errors import WorkshopError
+from attention_workshop.real.families import family
 from attention_workshop.real.model import MAX_TOKENS
 
 LOOKS = 3  # earlier tokens listed per step: where the content heads looked hardest
@@ -85,6 +87,7 @@ def generate(model, prompt, tokens=32, chat=False, say=None):  # -> Generation
                             "shorten it")
     result = model.run(ids)
     eos = model.eos_id
+    cached = "past" in inspect.signature(family(model.config.family).forward).parameters
     new, steps = [], []
     for _ in range(tokens):
         next_id = int(np.argmax(result.logits[-1]))  # the first of equal maxima: the lower id
@@ -98,7 +101,10 @@ def generate(model, prompt, tokens=32, chat=False, say=None):  # -> Generation
             say(step)
         if next_id == eos or len(new) == tokens:
             break
-        result = model.run([next_id], past=result)  # only the new token; the rest is cached
+        if cached:  # only the new token runs; the rest is in the KV cache
+            result = model.run([next_id], past=result)
+        else:  # a family with no cache (GPT-2 here): the whole sequence again, same numbers
+            result = model.run(ids + new)
     return Generation(prompt_ids=ids, prompt_tokens=[model.tokenizer.id_to_token(i) for i in ids],
                       new_ids=new, text=model.tokenizer.decode(new, skip_special_tokens=True),
                       steps=steps, stopped="end" if new[-1] == eos else "length",

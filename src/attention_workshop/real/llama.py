@@ -77,11 +77,12 @@ def linear(x, layer, name):  # [T, in], layer's weights, "self_attn.q_proj" -> [
     return y if bias is None else y + bias
 
 
-def self_attention(x, layer, cfg, cos, sin, past):
+def self_attention(x, layer, cfg, cos, sin, past, attend=scaled_dot_product_attention):
     # [T, d_model], rotary cos and sin [T, d_head], past (k, v) [n_kv_head, S0, d_head] or None
     #   -> ([T, d_model], weights [n_head, T, S], q [n_head, T, d_head], k, v [n_kv_head, S, d])
     """Q, K, V; q and k turned by their positions; keys and values after the cached ones;
-    each KV head shared by its group of query heads; causal attention; W_O."""
+    each KV head shared by its group of query heads; causal attention (`attend`: the core's
+    formula; real/fast/llama.py passes its in-place twin, proved equal); W_O."""
     q = split_heads(linear(x, layer, "self_attn.q_proj"), cfg.n_head)  # [n_head, T, d_head]
     k = split_heads(linear(x, layer, "self_attn.k_proj"), cfg.n_kv_head)  # [n_kv_head, T, d]
     v = split_heads(linear(x, layer, "self_attn.v_proj"), cfg.n_kv_head)
@@ -90,8 +91,7 @@ def self_attention(x, layer, cfg, cos, sin, past):
         k, v = np.concatenate([past[0], k], axis=1), np.concatenate([past[1], v], axis=1)
     T, S = q.shape[1], k.shape[1]
     mask = np.tri(T, S, S - T, dtype=bool)  # [T, S]: new token i (position S - T + i) sees 0..it
-    out, weights = scaled_dot_product_attention(q, share_heads(k, cfg.n_head),
-                                                share_heads(v, cfg.n_head), mask)
+    out, weights = attend(q, share_heads(k, cfg.n_head), share_heads(v, cfg.n_head), mask)
     return linear(merge_heads(out), layer, "self_attn.o_proj"), weights, q, k, v
 
 
@@ -101,19 +101,19 @@ def mlp(x, layer, cfg):  # [T, d_model] -> [T, d_model]
     return linear(gate * linear(x, layer, "mlp.up_proj"), layer, "mlp.down_proj")
 
 
-def decoder_layer(x, layer, cfg, cos, sin, past=None):
+def decoder_layer(x, layer, cfg, cos, sin, past=None, attend=scaled_dot_product_attention):
     # [T, d_model] -> ([T, d_model], weights [n_head, T, S], q, k, v)
     """Pre-norm block: x = x + attention(RMSNorm(x)); x = x + MLP(RMSNorm(x))."""
     a, *seen = self_attention(rms_norm(x, layer["input_layernorm.weight"], cfg.eps), layer,
-                              cfg, cos, sin, past)
+                              cfg, cos, sin, past, attend)
     x = x + a
     x = x + mlp(rms_norm(x, layer["post_attention_layernorm.weight"], cfg.eps), layer, cfg)
     return x, *seen
 
 
-def forward(w, cfg, ids, past=None):
+def forward(w, cfg, ids, past=None, attend=scaled_dot_product_attention):
     # weights, ModelConfig, [T] ints, an earlier forward's result (its keys and values are the
-    # cache) or None -> dict of arrays (families.py)
+    # cache) or None, the attention function -> dict of arrays (families.py)
     """hidden_states [n_layer + 1, T, d_model] (the embeddings, each block's input, the last
     block's output after the final norm, as transformers reports them), attentions
     [n_layer, n_head, T, S], queries [n_layer, n_head, T, d_head], keys and values
@@ -126,7 +126,8 @@ def forward(w, cfg, ids, past=None):
     trace.embeddings(x)
     for i in range(cfg.n_layer):
         cached = None if past is None else (past["keys"][i], past["values"][i])
-        x, *seen = decoder_layer(x, layer_weights(w, f"layers.{i}."), cfg, cos, sin, cached)
+        x, *seen = decoder_layer(x, layer_weights(w, f"layers.{i}."), cfg, cos, sin, cached,
+                                 attend)
         if i == cfg.n_layer - 1:
             x = rms_norm(x, w["norm.weight"], cfg.eps)
         trace.layer(i, x, *seen)

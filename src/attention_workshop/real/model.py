@@ -121,7 +121,7 @@ class Model:
         from attention_workshop.real.fast import accelerated
 
         cfg, fam = self.config, family(self.config.family)
-        fast = accelerated(cfg, self.dtype) if self.fast and past is None else None
+        fast = accelerated(cfg, self.dtype) if self.fast else None
         # float64's digits never depend on the thread count (blas_threads.py)
         threads = one_blas_thread() if self.dtype == "float64" else contextlib.nullcontext()
         running_layer(reset=True)
@@ -129,13 +129,12 @@ class Model:
             # an overflow anywhere stops the pass, even one a later norm would hide (huge
             # numbers squared to infinity make a layer norm's output its bias: finite, wrong)
             with np.errstate(over="raise", invalid="raise", divide="ignore"), threads:
-                if fast is not None:
-                    out = fast(self.weights, cfg, ids)
-                elif past is not None:
-                    out = fam.forward(self.weights, cfg, ids, past={"keys": past.keys,
-                                                                    "values": past.values})
+                forward = fast or fam.forward
+                if past is not None:  # a decoder's KV cache: the earlier tokens' keys, values
+                    out = forward(self.weights, cfg, ids, past={"keys": past.keys,
+                                                                "values": past.values})
                 else:
-                    out = fam.forward(self.weights, cfg, ids)
+                    out = forward(self.weights, cfg, ids)
         except FloatingPointError as exc:
             layer = running_layer()
             where = "the embeddings" if layer is None else f"layer {layer}"

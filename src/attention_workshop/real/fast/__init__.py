@@ -19,6 +19,7 @@ import importlib
 ACCELERATORS = {
     "bert": "attention_workshop.real.fast.bert",
     "gpt2": "attention_workshop.real.fast.gpt2",
+    "llama": "attention_workshop.real.fast.llama",
 }
 
 
