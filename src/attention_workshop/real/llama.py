@@ -111,9 +111,10 @@ def decoder_layer(x, layer, cfg, cos, sin, past=None, attend=scaled_dot_product_
     return x, *seen
 
 
-def forward(w, cfg, ids, past=None, attend=scaled_dot_product_attention):
+def forward(w, cfg, ids, past=None, attend=scaled_dot_product_attention, trace=Trace):
     # weights, ModelConfig, [T] ints, an earlier forward's result (its keys and values are the
-    # cache) or None, the attention function -> dict of arrays (families.py)
+    # cache) or None; the attention function and the Trace class (real/fast/llama.py hands in
+    # its own) -> dict of arrays (families.py)
     """hidden_states [n_layer + 1, T, d_model] (the embeddings, each block's input, the last
     block's output after the final norm, as transformers reports them), attentions
     [n_layer, n_head, T, S], queries [n_layer, n_head, T, d_head], keys and values
@@ -122,7 +123,7 @@ def forward(w, cfg, ids, past=None, attend=scaled_dot_product_attention):
     T = len(ids)
     x = w["embed_tokens.weight"][ids]  # [T, d_model]: no position rows: positions rotate q, k
     cos, sin = rotary_angles(np.arange(start, start + T), cfg.d_head, cfg.rope_theta)
-    trace = Trace(cfg, T, x.dtype, T_keys=start + T)
+    trace = trace(cfg, T, x.dtype, T_keys=start + T)
     trace.embeddings(x)
     for i in range(cfg.n_layer):
         cached = None if past is None else (past["keys"][i], past["values"][i])

@@ -11,19 +11,27 @@ import numpy as np
 
 class Trace:
     """Example: t = Trace(cfg, T=5, dtype=np.float64); t.embeddings(x); then per layer
-    t.layer(i, x, weights, q, k, v); t.result()["attentions"].shape -> (L, H, 5, 5)."""
+    t.layer(i, x, weights, q, k, v); t.result()["attentions"].shape -> (L, H, 5, 5).
+
+    `empty(shape, dtype, name)` makes each array (np.empty; real/fast/ hands in memory
+    kept between passes)."""
+
+    @staticmethod
+    def empty(shape, dtype, name):  # -> an uninitialised array
+        return np.empty(shape, dtype)
 
     def __init__(self, cfg, T, dtype, T_keys=None):
         # ModelConfig, tokens run, dtype, tokens attended (T plus a cache's, when decoding)
         L, H, K, d = cfg.n_layer, cfg.n_head, cfg.n_kv_head, cfg.d_head
         S = T if T_keys is None else T_keys
-        self.out = {
-            "hidden_states": np.empty((L + 1, T, cfg.d_model), dtype),  # embeddings, layers
-            "attentions": np.empty((L, H, T, S), dtype),
-            "queries": np.empty((L, H, T, d), dtype),
-            "keys": np.empty((L, K, S, d), dtype),  # the model's own key/value heads
-            "values": np.empty((L, K, S, d), dtype),
+        shapes = {
+            "hidden_states": (L + 1, T, cfg.d_model),  # the embeddings, then every layer
+            "attentions": (L, H, T, S),
+            "queries": (L, H, T, d),
+            "keys": (L, K, S, d),  # the model's own key/value heads
+            "values": (L, K, S, d),
         }
+        self.out = {name: self.empty(shape, dtype, name) for name, shape in shapes.items()}
 
     def embeddings(self, x):  # [T, d_model]
         self.out["hidden_states"][0] = x

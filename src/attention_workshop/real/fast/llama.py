@@ -1,4 +1,5 @@
-"""Llama, accelerated: llama.forward itself, with the attention computed in place.
+"""Llama, accelerated: llama.forward itself, with the attention computed in place and the
+outputs written into memory kept between passes.
 
 At 512 tokens a layer's scores are 9 x 512 x 512 floats; the core's formula makes a new
 array for the mask, the shift, the exponentials and the division (docs/benchmarks.md).
@@ -13,7 +14,9 @@ import math
 import numpy as np
 
 from attention_workshop.real import llama
+from attention_workshop.real.fast.buffers import reusable
 from attention_workshop.real.fast.ops import softmax_rows_in_place
+from attention_workshop.real.trace import Trace
 
 
 def attend(q, k, v, mask):  # [H, T, d], [H, S, d], [H, S, d], [T, S] bool -> ([H, T, d], [H, T, S])
@@ -24,5 +27,14 @@ def attend(q, k, v, mask):  # [H, T, d], [H, S, d], [H, S, d], [T, S] bool -> ([
     return scores @ v, scores
 
 
+class KeptTrace(Trace):
+    """The outputs in memory kept between passes (buffers.reusable): a 512-token pass's 283 MB
+    of attention weights are not handed over by the kernel page by page again each time."""
+
+    @staticmethod
+    def empty(shape, dtype, name):
+        return reusable(shape, dtype, f"llama {name}")
+
+
 def forward(w, cfg, ids, past=None):  # float32 weights -> as llama.forward
-    return llama.forward(w, cfg, ids, past, attend=attend)
+    return llama.forward(w, cfg, ids, past, attend=attend, trace=KeptTrace)
