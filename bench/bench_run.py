@@ -1,7 +1,8 @@
 """Wall time of a full `run` beside the floor: a fresh Python importing numpy and matplotlib.pyplot.
 
 Goals: `run --no-real` (Modules 0-2, log and figures) at most 2x the floor, the full `run`
-at most 2.5x.
+at most 2.5x. Also printed: Module 4 alone (SmolLM2 loaded and run, its log lines
+computed) in a fresh process, and its share of the full run.
 Each command runs REPEAT times, interleaved, in fresh processes; medians are compared.
 Usage: python bench/bench_run.py [--repeat N]
 """
@@ -16,6 +17,8 @@ import time
 
 FLOOR = [sys.executable, "-c",
          "import numpy, matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot"]
+MODULE4 = [sys.executable, "-c", "from attention_workshop.modules import module4; "
+           "from attention_workshop.report import Log; module4.run(Log(), {})"]
 
 
 def wall(cmd):
@@ -33,8 +36,9 @@ def main():
         commands = {
             "floor: python + numpy + matplotlib.pyplot": FLOOR,
             "run --no-real (Modules 0-2, log + 5 figures)": [*run, "--no-real"],
-            "run (Modules 0-3, log + all figures)": run,
-            "run --no-figures (log only, Modules 0-3)": [*run, "--no-figures"],
+            "run (Modules 0-4, log + all figures)": run,
+            "run --no-figures (log only, Modules 0-4)": [*run, "--no-figures"],
+            "Module 4 alone (SmolLM2, its log lines)": MODULE4,
         }
         for cmd in commands.values():  # warm the disk cache and matplotlib's font cache
             wall(cmd)
@@ -52,6 +56,10 @@ def main():
         per_round = [v / f for v, f in zip(values, floors, strict=True)]
         print(f"{name:<48} {median:9.3f} {median / floor:8.2f} "
               f"{min(per_round):5.2f}-{max(per_round):5.2f}")
+    full = statistics.median(times["run (Modules 0-4, log + all figures)"])
+    alone = statistics.median(times["Module 4 alone (SmolLM2, its log lines)"])
+    print(f"Module 4's share of a full run: {alone / full:.0%} ({alone:.2f} s of {full:.2f} s, "
+          "its process's own start included)")
 
 
 if __name__ == "__main__":
