@@ -218,3 +218,22 @@ def doc_row(model):  # docs/heads.md's table row for `model` -> its 3 cells, the
 
 def shown(found, n):  # HeadScores -> its top n as the doc writes them: 'L18 H6 0.935, ...'
     return ", ".join(f"L{lay} H{h} {s:.3f}" for lay, h, s in found.top[:n])
+
+
+def test_one_run_serves_every_kind(tmp_path):
+    """heads(model, kind, result=run) gives what heads(model, kind) computes by itself; a run
+    of other ids is refused."""
+    from test_real_llama import SHAPES, build_llama
+
+    from attention_workshop.real import load_model
+    from attention_workshop.real.head_patterns import heads, sequence_for
+
+    build_llama(tmp_path, *SHAPES["grouped"])  # a byte-level vocabulary of ~300 tokens
+    model = load_model(tmp_path)
+    run = model.run(sequence_for(model)[0])
+    for kind in ("induction", "previous", "sink"):
+        alone, shared = heads(model, kind, 3), heads(model, kind, 3, run)
+        np.testing.assert_array_equal(alone.scores, shared.scores)
+        assert alone.top == shared.top and alone.loss_second == shared.loss_second
+    with pytest.raises(ValueError, match="not the run"):
+        heads(model, "sink", 3, model.run([3, 4, 5]))

@@ -198,12 +198,15 @@ def run(log, earlier):
     """Log Module 4 (it reads no earlier module, but follows their log lines)."""
     from attention_workshop.modules import module3
     from attention_workshop.real import heads, load_model
+    from attention_workshop.real.head_patterns import sequence_for
 
     if module3.Result in earlier:  # after Module 3's last line; without it (MiniLM missing)
         log.expect_line(126)  # the log is shorter and says so, but Module 4 still runs
     model = load_model(MODEL, dtype=np.float64)  # float64: identical digits everywhere
     runs = {sentence: model.run(sentence) for sentence in (SENT_RIVER, SENT_MONEY)}
-    patterns = {kind: heads(model, kind, top=TOP) for kind in ("induction", "previous", "sink")}
+    repeated = model.run(sequence_for(model)[0])  # one run of the repeated sequence serves
+    patterns = {kind: heads(model, kind, TOP, repeated)  # every pattern
+                for kind in ("induction", "previous", "sink")}
     log_model(log, model, runs)
     rotary = log_rotary(log, model, runs[SENT_RIVER])
     to_topic = log_bank(log, runs, patterns)

@@ -158,8 +158,9 @@ def sequence_for(model, half=HALF):  # Model -> ids, lead (0 or 1)
     return ids, int(lead is not None)
 
 
-def heads(model, kind, top=10):  # Model, str, int -> HeadScores
-    """Every head of `model` scored by the pattern `kind`, the best `top` ranked.
+def heads(model, kind, top=10, result=None):  # Model, str, int -> HeadScores
+    """Every head of `model` scored by the pattern `kind`, the best `top` ranked. `result`:
+    the model's run on sequence_for(model)'s ids, if already made (one run serves all kinds).
 
     Example: heads(load_model("smollm2"), "induction", top=3).top -> [(18, 6, 0.935),
     (17, 4, 0.802), (17, 3, 0.794)] (to 3 decimals), .loss_first 14.13 -> .loss_second 1.99;
@@ -168,7 +169,10 @@ def heads(model, kind, top=10):  # Model, str, int -> HeadScores
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise WorkshopError(f"top must be a whole number, at least 1 (got {top!r})")
     ids, lead = sequence_for(model)
-    result = model.run(ids)
+    if result is None:
+        result = model.run(ids)
+    elif result.ids != list(ids):
+        raise ValueError("result is not the run of this model's pattern sequence")
     scores = pattern_scores(result.attentions, kind, lead)
     loss = (None, None)
     if model.config.causal and result.logits is not None:  # an encoder's are no forecast
