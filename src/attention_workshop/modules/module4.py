@@ -79,13 +79,13 @@ def bank_at(result):  # -> bank's token position
 def log_rotary(log, model, river):  # -> (same-distance scores, other-distance score)
     """One query and one key (layer 0, head 0: bank's q and river's k before any turn)
     placed at pairs of positions DISTANCE apart: the score is the same wherever they are."""
+    from attention_workshop.real.families import layer_weights
     from attention_workshop.real.layers import rms_norm, rotary_angles, rotate
 
     cfg = model.config
     log.section(11, "rotary positions: a score depends on the distance between two tokens, "
                     "not on where they are")
-    layer0 = {n[len("layers.0."):]: w for n, w in model.weights.items()
-              if n.startswith("layers.0.")}
+    layer0 = layer_weights(model.weights, "layers.0.")
     x = rms_norm(river.hidden_states[0], layer0["input_layernorm.weight"], cfg.eps)  # [T, D]
     q = (x @ layer0["self_attn.q_proj.weight"].T)[bank_at(river), :cfg.d_head]  # head 0's q
     k = (x @ layer0["self_attn.k_proj.weight"].T)[1, :cfg.d_head]  # KV head 0's k, river
