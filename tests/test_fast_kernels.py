@@ -15,8 +15,10 @@ import pytest
 
 from attention_workshop.real.fast import kernels
 from attention_workshop.real.fast.ops import (
+    causal_softmax_in_place,
     gelu_in_place,
     layer_norm_columns,
+    silu_times_in_place,
     softmax_rows_in_place,
 )
 
@@ -66,6 +68,23 @@ def test_gelu_special_values_as_numpy_gives_them(k, monkeypatch):
     np.testing.assert_allclose(got[:9], np.array(by_hand, np.float32), atol=0)
 
 
+def test_silu_times_special_values_as_numpy_gives_them(k, monkeypatch):
+    g = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 100, -100, 0.0, -0.0, 1e-30, 5.5,
+                  -5.5, -12.0, 88.0, -87.0, 3.0e-39], np.float32)
+    u = np.linspace(-2, 3, len(g)).astype(np.float32)
+    got = silu_times_in_place(g.copy(), u)
+    expected = numpy_way(silu_times_in_place, g.copy(), u, monkeypatch=monkeypatch)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))  # NaN for NaN, -inf
+    np.testing.assert_array_equal(got[1:5], expected[1:5])  # inf, -inf, +-1e30: as numpy's
+    # numpy's 0.5 (1 + tanh(x / 2)) loses digits where sigmoid is small (x = -12: 8e-4 of
+    # the value, 1e-7 of the scale); x / (1 + e^-x) keeps them: float64 is the judge here
+    exact = [x / (1 + math.exp(-x)) * y for x, y in zip(g[5:].tolist(), u[5:].tolist(),
+                                                        strict=True)]
+    np.testing.assert_allclose(got[5:], exact, rtol=1e-6, atol=1e-37)  # float64, by hand
+    with pytest.raises(ValueError, match="same size"):
+        k.silu_times(g, u[:3])
+
+
 def test_softmax_special_values_as_numpy_gives_them(k, monkeypatch):
     s = np.array([[1, np.inf, 0, 0, 2],  # +inf: the max; inf - inf is NaN, and so the sum
                   [-np.inf, 0, 0, 0, -np.inf],  # masked: exactly 0
@@ -99,6 +118,18 @@ def test_layer_norm_one_token_by_hand(k):
     assert x[0, 0] == 1.0  # x is read, not written
 
 
+@pytest.mark.parametrize(("T", "S"), [(1, 1), (1, 31), (16, 16), (5, 37), (40, 40)])
+def test_the_causal_softmax_gives_the_masked_softmax_bits(k, T, S, monkeypatch):
+    # the same lanes as softmax_rows after -inf on the unseen keys: equal bits, not only close
+    s = np.random.default_rng(S).normal(size=(2, T, S)).astype(np.float32) * 30
+    masked = s.copy()
+    np.copyto(masked, -np.inf, where=~np.tri(T, S, S - T, dtype=bool))
+    np.testing.assert_array_equal(causal_softmax_in_place(s.copy(), 0.125),
+                                  softmax_rows_in_place(masked, 0.125))
+    np.testing.assert_allclose(numpy_way(causal_softmax_in_place, s.copy(), 0.125,
+                                         monkeypatch=monkeypatch), masked, rtol=0, atol=1e-6)
+
+
 def test_wrong_arrays_are_refused(k):
     with pytest.raises(TypeError, match="float32"):
         k.gelu(np.zeros(4))  # float64
@@ -113,6 +144,10 @@ def test_wrong_arrays_are_refused(k):
     for scale in (0.0, -1.0, math.nan):  # exp(scale (row - max)) needs scale > 0
         with pytest.raises(ValueError, match="scale"):
             k.softmax_rows(np.zeros(4, np.float32), 4, scale)
+    with pytest.raises(ValueError, match=r"\[heads, 4, 3\]"):  # S < T: not causal rows
+        k.causal_softmax(np.zeros(12, np.float32), 4, 3)
+    with pytest.raises(ValueError, match=r"\[heads, 2, 5\]"):
+        k.causal_softmax(np.zeros(12, np.float32), 2, 5)
     x = np.zeros((3, 2), np.float32)
     with pytest.raises(ValueError, match="weight and bias"):
         k.layer_norm_columns(x, x, np.ones(3, np.float32), np.ones(2, np.float32), 0.0, 2)

@@ -21,12 +21,14 @@ from attention_workshop.real.fast import ops as fast_ops
 from attention_workshop.real.fast.ops import (
     activate_in_place,
     attention_heads,
+    causal_softmax_in_place,
     gelu_in_place,
     layer_norm_columns,
     linear_cols,
     linear_pieces_rows,
     linear_rows,
     qkv_rows_of_heads,
+    silu_times_in_place,
     softmax_rows_in_place,
 )
 from attention_workshop.real.layers import ACTIVATION, layer_norm
@@ -37,7 +39,7 @@ def way(request, monkeypatch):  # which implementation of gelu, softmax and laye
     if request.param == "numpy":
         monkeypatch.setattr(kernels, "compiled", None)
     elif kernels.compiled is None:
-        pytest.skip("_kernels.c was not built here (tests/test_real_kernels.py says why)")
+        pytest.skip("_kernels.c was not built here (tests/test_fast_kernels.py says why)")
     return request.param
 
 
@@ -137,6 +139,31 @@ def test_softmax_rows_in_place_by_hand_and_scaled(scale):
     expected = np.exp(scale * (s.astype(np.float64) - s.max(axis=-1, keepdims=True)))
     expected /= expected.sum(axis=-1, keepdims=True)
     np.testing.assert_allclose(softmax_rows_in_place(s, scale), expected, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize(("T", "S"), [(1, 1), (1, 40), (5, 17), (33, 33), (7, 70)])
+def test_causal_softmax_in_place_by_hand_and_against_the_masked_formula(T, S):
+    by_hand = causal_softmax_in_place(np.float32([[[0, 5], [0, math.log(3)]]]))
+    np.testing.assert_allclose(by_hand, [[[1, 0], [0.25, 0.75]]], rtol=1e-6)
+    s = np.random.default_rng(T * S).normal(size=(3, T, S)).astype(np.float32) * 20
+    scale = 1 / math.sqrt(64)
+    expected = np.exp(scale * (s.astype(np.float64) - s.max(axis=-1, keepdims=True)))
+    expected *= np.tri(T, S, S - T)  # token t (position S - T + t) sees keys 0..S - T + t
+    expected /= expected.sum(axis=-1, keepdims=True)
+    got = causal_softmax_in_place(s, scale)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
+    assert (got[:, np.tri(T, S, S - T) == 0] == 0).all()  # the unseen keys: exactly 0
+
+
+def test_silu_times_in_place_by_hand_and_against_float64():
+    by_hand = silu_times_in_place(np.float32([[1, -1]]), np.float32([[2, 2]]))
+    np.testing.assert_allclose(by_hand, [[2 / (1 + math.exp(-1)), -2 / (1 + math.e)]], rtol=1e-6)
+    rng = np.random.default_rng(5)
+    g, u = (rng.normal(size=(7, 1536)).astype(np.float32) * 6 for _ in range(2))
+    exact = g.astype(np.float64) / (1 + np.exp(-g.astype(np.float64))) * u
+    scale = np.abs(g.astype(np.float64) * u)  # numpy's tanh form: ~6e-8 of |g u| off at worst
+    got = silu_times_in_place(g, u)
+    assert (np.abs(got - exact) <= 1e-6 * scale + 1e-30).all()
 
 
 def test_qkv_rows_of_heads_by_hand():

@@ -250,8 +250,8 @@ def test_version_2_reads_as_version_3(tmp_path, valid):
     data[4:8] = u32(2)
     (tmp_path / "v2.gguf").write_bytes(bytes(data))
     assert open_gguf(tmp_path / "v2.gguf").version == 2
-    _, theirs, _ = read_gguf(path)
-    _, ours, _ = read_gguf(tmp_path / "v2.gguf")
+    _, theirs, _, _ = read_gguf(path)
+    _, ours, _, _ = read_gguf(tmp_path / "v2.gguf")
     assert all(np.array_equal(ours[name], theirs[name]) for name in theirs)
 
 

@@ -11,12 +11,12 @@ from attention_workshop.real.gguf_checkpoint import read_gguf, unpermuted
 
 
 @pytest.fixture(scope="module")
-def smollm2():  # -> (config, weights, tokenizer) of the real file, read once for this module
+def smollm2():  # -> GGUFModel of the real file, read once for this module
     return read_gguf(smollm2_path())
 
 
 def test_every_weight_equals_transformers_state_dict(smollm2):
-    _, weights, _ = smollm2
+    _, weights, _, _ = smollm2
     state = reference_model().state_dict()
     # the head is tied: transformers' lm_head.weight is the embedding itself
     assert set(weights) == set(state) - {"lm_head.weight"}
@@ -33,7 +33,7 @@ def test_q_and_k_rows_are_put_back_in_transformers_order(smollm2):
 
     from attention_workshop.real.gguf_file import open_gguf
 
-    _, weights, _ = smollm2
+    _, weights, _, _ = smollm2
     gguf = open_gguf(smollm2_path())
     raw = dequantize(gguf.raw("blk.0.attn_q.weight"), gguf.tensors["blk.0.attn_q.weight"].qtype)
     ours = weights["model.layers.0.self_attn.q_proj.weight"]
@@ -42,7 +42,7 @@ def test_q_and_k_rows_are_put_back_in_transformers_order(smollm2):
 
 
 def test_config_equals_transformers_config(smollm2):
-    config, _, _ = smollm2
+    config, _, _, _ = smollm2
     theirs = reference_model().config
     for key in ("num_hidden_layers", "num_attention_heads", "num_key_value_heads",
                 "hidden_size", "intermediate_size", "max_position_embeddings", "vocab_size",
@@ -57,7 +57,7 @@ def test_config_equals_transformers_config(smollm2):
 
 
 def test_chat_template_is_the_files_own(smollm2):
-    config, _, _ = smollm2
+    config, _, _, _ = smollm2
     assert config["chat_template"] == reference_tokenizer().chat_template
     assert config["chat_template"].startswith("{% for message in messages %}")
     assert "<|im_start|>" in config["chat_template"]
@@ -65,7 +65,7 @@ def test_chat_template_is_the_files_own(smollm2):
 
 def test_float64_is_the_same_numbers_widened(tmp_path):
     expected = write_llama(tmp_path / "t.gguf")
-    _, weights, _ = read_gguf(tmp_path / "t.gguf", dtype="float64")
+    _, weights, _, _ = read_gguf(tmp_path / "t.gguf", dtype="float64")
     for name, w in weights.items():
         assert w.dtype == np.float64 and np.array_equal(w, expected[name].astype(np.float64))
 
@@ -79,7 +79,7 @@ def test_tiny_gguf_weights_come_back(tmp_path, qtype):
 
     q = None if qtype is None else gguf.GGMLQuantizationType[qtype]
     expected = write_llama(tmp_path / "t.gguf", qtype=q)
-    config, weights, _ = read_gguf(tmp_path / "t.gguf")
+    config, weights, _, _ = read_gguf(tmp_path / "t.gguf")
     assert set(weights) == set(expected)
     for name, w in weights.items():
         assert np.array_equal(w, expected[name]), name
@@ -91,7 +91,7 @@ def test_tiny_gguf_weights_come_back(tmp_path, qtype):
 def test_untied_head_is_read_as_lm_head(tmp_path):
     drawn = weights_of(seed=1, tied=False)
     write_llama(tmp_path / "t.gguf", weights=drawn)
-    config, weights, _ = read_gguf(tmp_path / "t.gguf")
+    config, weights, _, _ = read_gguf(tmp_path / "t.gguf")
     assert config["tie_word_embeddings"] is False
     assert np.array_equal(weights["lm_head.weight"], drawn["lm_head.weight"])
 
@@ -101,7 +101,7 @@ def test_tiny_gguf_weights_equal_transformers(tmp_path):
     transformers = pytest.importorskip("transformers")
     transformers.utils.logging.disable_progress_bar()
     write_llama(tmp_path / "t.gguf")
-    _, weights, _ = read_gguf(tmp_path / "t.gguf")
+    _, weights, _, _ = read_gguf(tmp_path / "t.gguf")
     model = transformers.AutoModelForCausalLM.from_pretrained(str(tmp_path), gguf_file="t.gguf")
     state = model.state_dict()
     assert set(weights) == set(state) - {"lm_head.weight"}

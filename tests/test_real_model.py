@@ -33,7 +33,7 @@ def test_public_api_keeps_its_names_and_fields():
         "tokens", "ids", "special", "attentions", "hidden", "hidden_states", "queries", "keys",
         "values", "head"]
     assert [f.name for f in fields(Model)] == ["name", "config", "weights", "tokenizer", "fast",
-                                               "eos_id", "chat_template"]
+                                               "eos_id", "chat_template", "blocks"]
 
 
 def test_a_result_prints_in_one_short_line(tmp_path):

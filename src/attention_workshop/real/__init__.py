@@ -50,11 +50,13 @@ def load_model(name=DEFAULT, download=False, dtype="float32", say=None, fast=Tru
         from attention_workshop.real.config import config_from_dict
         from attention_workshop.real.gguf_checkpoint import read_gguf
 
-        raw, weights, tokenizer = read_gguf(found, dtype=dtype)
+        raw, weights, tokenizer, blocks = read_gguf(found, dtype=dtype)
         config = config_from_dict(raw, found)
-        weights = {name[len("model."):] if name.startswith("model.") else name: array
-                   for name, array in weights.items()}
-        meta = {"eos_id": raw.get("eos_token_id"), "chat_template": raw.get("chat_template")}
+        weights, blocks = (
+            {name[len("model."):] if name.startswith("model.") else name: array
+             for name, array in named.items()} for named in (weights, blocks))
+        meta = {"eos_id": raw.get("eos_token_id"), "chat_template": raw.get("chat_template"),
+                "blocks": blocks}
     else:
         from attention_workshop.real.checkpoint import load_folder
 

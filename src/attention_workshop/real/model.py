@@ -14,6 +14,7 @@ from attention_workshop.errors import WorkshopError
 from attention_workshop.real.checkpoint import all_finite
 from attention_workshop.real.config import ModelConfig
 from attention_workshop.real.families import family, running_layer
+from attention_workshop.real.fast import accelerated
 from attention_workshop.sentences import check_sentence
 from attention_workshop.userfiles import printable
 
@@ -67,6 +68,9 @@ class Model:
     fast: bool = True  # run real/fast/'s accelerator where the family has one (float32)
     eos_id: int | None = None  # a decoder's end-of-sequence token: generation stops there
     chat_template: str | None = field(default=None, repr=False)  # the model's own (ChatML)
+    # weight name -> fast.blocks.FileBlocks: a GGUF's float32 matrix with the file's 4- or
+    # 8-bit blocks, which the accelerator reads for a single token (a generated one)
+    blocks: dict = field(default_factory=dict, repr=False)
 
     @property
     def dtype(self):  # the working precision, the weights': "float32", or "float64" for
@@ -101,14 +105,23 @@ class Model:
                          queries=out["queries"], keys=out["keys"], values=out["values"],
                          head=self.head())
 
+    @functools.cached_property
+    def fast_weights(self):  # -> the weights the accelerator reads: FileBlocks where kept
+        return {**self.weights, **self.blocks}
+
+    def weights_for(self, fast):  # -> the weights a forward pass (fast or readable) reads
+        return self.fast_weights if fast and self.blocks else self.weights
+
     def head(self):  # -> hidden [T, d_model] -> logits [T, n_vocab], or None (an encoder)
         fam = family(self.config.family)
         if not hasattr(fam, "logits"):
             return None
+        fast = self.fast and accelerated(self.config, self.dtype) is not None
+        weights = self.weights_for(fast)
 
         def next_token_scores(hidden):
             with np.errstate(over="ignore", invalid="ignore"):  # checked below
-                scores = fam.logits(self.weights, self.config, hidden)
+                scores = fam.logits(weights, self.config, hidden)
             if not all_finite(scores):
                 raise WorkshopError(f"{self.name}'s numbers overflow to NaN or infinity in its "
                                     "output head (the next token's scores): its weights are "
@@ -118,10 +131,10 @@ class Model:
 
     def forward(self, ids, past=None):  # [T] ints -> the family's dict of arrays
         from attention_workshop.real.blas_threads import one_blas_thread
-        from attention_workshop.real.fast import accelerated
 
         cfg, fam = self.config, family(self.config.family)
         fast = accelerated(cfg, self.dtype) if self.fast else None
+        weights = self.weights_for(fast is not None)
         # float64's digits never depend on the thread count (blas_threads.py)
         threads = one_blas_thread() if self.dtype == "float64" else contextlib.nullcontext()
         running_layer(reset=True)
@@ -131,10 +144,10 @@ class Model:
             with np.errstate(over="raise", invalid="raise", divide="ignore"), threads:
                 forward = fast or fam.forward
                 if past is not None:  # a decoder's KV cache: the earlier tokens' keys, values
-                    out = forward(self.weights, cfg, ids, past={"keys": past.keys,
-                                                                "values": past.values})
+                    out = forward(weights, cfg, ids, past={"keys": past.keys,
+                                                           "values": past.values})
                 else:
-                    out = forward(self.weights, cfg, ids)
+                    out = forward(weights, cfg, ids)
         except FloatingPointError as exc:
             layer = running_layer()
             where = "the embeddings" if layer is None else f"layer {layer}"

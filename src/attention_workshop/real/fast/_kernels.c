@@ -1,4 +1,5 @@
-/* The float32 element-wise steps of a transformer layer, each in one pass over memory.
+/* The float32 element-wise steps of a transformer layer, each in one pass over memory, and a
+   generated token's products from a GGUF file's blocks.
 
    numpy runs gelu as ~20 passes over the MLP's [d_mlp, T] activations, a softmax as three or
    four over the scores and a layer norm as a dozen short calls; here each is one loop that
@@ -69,6 +70,13 @@ VECTOR_WIDTHS static void gelu_f32(float *x, Py_ssize_t n) {  /* x [n], in place
     }
 }
 
+/* Llama's gated activation, g = silu(g) u = g / (1 + e^-g) u, in place on g [n]: layers.silu
+   writes sigmoid through tanh, the same function; e^-g past float32's range gives -0 (as
+   numpy's gives 0), and NaN and infinity come out as there. */
+VECTOR_WIDTHS static void silu_times_f32(float *g, const float *u, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) g[i] = g[i] / (1.0f + exp_f(-g[i])) * u[i];
+}
+
 /* The largest of row [n], NaN skipped (it spreads through the softmax's sum anyway): 16 lanes
    as one vector (GNU C vector extension), one compare and blend per 16 floats. */
 typedef float floats16 __attribute__((vector_size(64)));
@@ -113,6 +121,22 @@ VECTOR_WIDTHS static void softmax_rows_f32(float *s, Py_ssize_t rows, Py_ssize_t
     }
 }
 
+/* A decoder's causal softmax: s is [heads, T, S] scores of T new tokens against S keys (the
+   last T of them the new tokens'); row t keeps its first S - T + t + 1 scores (every key up to
+   its own) and the rest become 0, which they would be as exp(-inf) after a mask: each kept
+   score lands in the same lane as in softmax_rows, so the weights are the same bits, without
+   the mask's pass and with half the exponentials at S = T. */
+VECTOR_WIDTHS static void causal_softmax_f32(float *s, Py_ssize_t heads, Py_ssize_t T,
+                                             Py_ssize_t S, float scale) {
+    for (Py_ssize_t h = 0; h < heads; h++)
+        for (Py_ssize_t t = 0; t < T; t++) {
+            float *row = s + (h * T + t) * S;
+            Py_ssize_t keep = S - T + t + 1;
+            softmax_rows_f32(row, 1, keep, scale);
+            for (Py_ssize_t i = keep; i < S; i++) row[i] = 0.0f;
+        }
+}
+
 /* Layer norm of each column of x [d, T] (a token's features, feature-major) into out (which
    may be x): centre, average the squares, scale by 1 / sqrt(var + eps), then weight and bias
    per feature. Rows are read in order, so each loop runs along the T tokens at once. mean and
@@ -143,6 +167,179 @@ VECTOR_WIDTHS static int layer_norm_columns_f32(const float *x, float *out, cons
     return overflowed;
 }
 
+/* --- A weight matrix as the GGUF file stores it, times one token's vector --- */
+
+/* W [rows, n] in blocks of 32 numbers along each row (n a multiple of 32), block b of row r
+   with its scale d = scales[r, b] (and, for 4-bit blocks, its offset m = mins[r, b]):
+   - 4 bits (GGUF Q4_1): the number is d q + m, q = 0..15; the block's 16 bytes hold its first
+     16 numbers in their low halves, the next 16 in their high halves;
+   - 8 bits (GGUF Q8_0): the number is d q, q = -128..127, one byte each.
+   Each number is made exactly as gguf's dequantize makes it in float32 (d q is exact: 11
+   bits of d times at most 8 of q; then one rounding for + m), so out = W x is the float32
+   product with those very weights, only summed in another order. A token reads 0.75 (4 bits)
+   or 1.125 bytes (8 bits) per weight here, against 4 from the float32 matrix
+   (docs/benchmarks.md). Three versions: AVX-512, AVX2 (each picked only if the CPU has it),
+   and plain C. */
+
+static void q4_rows_c(const uint8_t *q, const float *scales, const float *mins, const float *x,
+                      float *out, Py_ssize_t rows, Py_ssize_t n) {
+    Py_ssize_t nb = n / 32;
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        const uint8_t *qr = q + r * (n / 2);
+        float lanes[32] = {0.0f}, total = 0.0f;
+        for (Py_ssize_t b = 0; b < nb; b++) {
+            float d = scales[r * nb + b], m = mins[r * nb + b];
+            for (int j = 0; j < 16; j++) {
+                lanes[j] += (d * (float)(qr[b * 16 + j] & 15) + m) * x[b * 32 + j];
+                lanes[16 + j] += (d * (float)(qr[b * 16 + j] >> 4) + m) * x[b * 32 + 16 + j];
+            }
+        }
+        for (int j = 0; j < 32; j++) total += lanes[j];
+        out[r] = total;
+    }
+}
+
+static void q8_rows_c(const int8_t *q, const float *scales, const float *x, float *out,
+                      Py_ssize_t rows, Py_ssize_t n) {
+    Py_ssize_t nb = n / 32;
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        float lanes[32] = {0.0f}, total = 0.0f;
+        for (Py_ssize_t b = 0; b < nb; b++) {
+            float d = scales[r * nb + b];
+            for (int j = 0; j < 32; j++) lanes[j] += (d * (float)q[r * n + b * 32 + j]) * x[b * 32 + j];
+        }
+        for (int j = 0; j < 32; j++) total += lanes[j];
+        out[r] = total;
+    }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define BLOCK_SIMD 1
+#define AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define AVX2 __attribute__((target("avx2,fma")))
+
+/* Two rows at a time: each block of x is loaded once for both, and their four chains of
+   fused multiply-adds run side by side. */
+AVX512 static void q4_rows_avx512(const uint8_t *q, const float *scales, const float *mins,
+                                  const float *x, float *out, Py_ssize_t rows, Py_ssize_t n) {
+    Py_ssize_t nb = n / 32, step = rows >= 2 ? 2 : 1;
+    const __m128i low = _mm_set1_epi8(15);
+    for (Py_ssize_t r = 0; r < rows; r += step) {
+        if (r + step > rows) r = rows - step;  /* an odd count: the last pair overlaps one row */
+        __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+                         _mm512_setzero_ps()};
+        for (Py_ssize_t b = 0; b < nb; b++) {
+            __m512 xl = _mm512_loadu_ps(x + b * 32), xh = _mm512_loadu_ps(x + b * 32 + 16);
+            for (Py_ssize_t k = 0; k < step; k++) {
+                Py_ssize_t row = r + k;
+                __m128i v = _mm_loadu_si128((const __m128i *)(q + row * (n / 2) + b * 16));
+                __m512 d = _mm512_set1_ps(scales[row * nb + b]), m = _mm512_set1_ps(mins[row * nb + b]);
+                __m512 ql = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(v, low)));
+                __m512 qh = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(v, 4), low)));
+                acc[2 * k] = _mm512_fmadd_ps(_mm512_fmadd_ps(d, ql, m), xl, acc[2 * k]);
+                acc[2 * k + 1] = _mm512_fmadd_ps(_mm512_fmadd_ps(d, qh, m), xh, acc[2 * k + 1]);
+            }
+        }
+        for (Py_ssize_t k = 0; k < step; k++)
+            out[r + k] = _mm512_reduce_add_ps(_mm512_add_ps(acc[2 * k], acc[2 * k + 1]));
+    }
+}
+
+AVX512 static void q8_rows_avx512(const int8_t *q, const float *scales, const float *x, float *out,
+                                  Py_ssize_t rows, Py_ssize_t n) {
+    Py_ssize_t nb = n / 32;
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        const int8_t *qr = q + r * n;
+        __m512 a = _mm512_setzero_ps(), c = _mm512_setzero_ps();
+        for (Py_ssize_t b = 0; b < nb; b++) {
+            __m512 d = _mm512_set1_ps(scales[r * nb + b]);
+            __m512 ql = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(qr + b * 32))));
+            __m512 qh = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(qr + b * 32 + 16))));
+            a = _mm512_fmadd_ps(_mm512_mul_ps(d, ql), _mm512_loadu_ps(x + b * 32), a);
+            c = _mm512_fmadd_ps(_mm512_mul_ps(d, qh), _mm512_loadu_ps(x + b * 32 + 16), c);
+        }
+        out[r] = _mm512_reduce_add_ps(_mm512_add_ps(a, c));
+    }
+}
+
+AVX2 static float sum8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+AVX2 static void q4_rows_avx2(const uint8_t *q, const float *scales, const float *mins,
+                              const float *x, float *out, Py_ssize_t rows, Py_ssize_t n) {
+    Py_ssize_t nb = n / 32;
+    const __m128i low = _mm_set1_epi8(15);
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        const uint8_t *qr = q + r * (n / 2);
+        __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                         _mm256_setzero_ps()};
+        for (Py_ssize_t b = 0; b < nb; b++) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(qr + b * 16));
+            __m128i lo = _mm_and_si128(v, low), hi = _mm_and_si128(_mm_srli_epi16(v, 4), low);
+            __m128i parts[4] = {lo, _mm_srli_si128(lo, 8), hi, _mm_srli_si128(hi, 8)};
+            __m256 d = _mm256_set1_ps(scales[r * nb + b]), m = _mm256_set1_ps(mins[r * nb + b]);
+            for (int k = 0; k < 4; k++) {
+                __m256 qk = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(parts[k]));
+                acc[k] = _mm256_fmadd_ps(_mm256_fmadd_ps(d, qk, m), _mm256_loadu_ps(x + b * 32 + 8 * k), acc[k]);
+            }
+        }
+        out[r] = sum8(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+    }
+}
+
+AVX2 static void q8_rows_avx2(const int8_t *q, const float *scales, const float *x, float *out,
+                              Py_ssize_t rows, Py_ssize_t n) {
+    Py_ssize_t nb = n / 32;
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        const int8_t *qr = q + r * n;
+        __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                         _mm256_setzero_ps()};
+        for (Py_ssize_t b = 0; b < nb; b++) {
+            __m256 d = _mm256_set1_ps(scales[r * nb + b]);
+            for (int k = 0; k < 4; k++) {
+                __m128i v = _mm_loadl_epi64((const __m128i *)(qr + b * 32 + 8 * k));
+                __m256 qk = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v));
+                acc[k] = _mm256_fmadd_ps(_mm256_mul_ps(d, qk), _mm256_loadu_ps(x + b * 32 + 8 * k), acc[k]);
+            }
+        }
+        out[r] = sum8(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+    }
+}
+#endif
+
+enum { PLAIN_C, WITH_AVX2, WITH_AVX512 };
+static const char *const BLOCK_VERSIONS[] = {"c", "avx2", "avx512"};
+
+static int has_version(int version) {
+#ifdef BLOCK_SIMD
+    if (version == WITH_AVX512) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+    if (version == WITH_AVX2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+    return version == PLAIN_C;
+}
+
+static void block_rows(int version, int bits, const void *q, const float *scales, const float *mins,
+                       const float *x, float *out, Py_ssize_t rows, Py_ssize_t n) {
+#ifdef BLOCK_SIMD
+    if (version == WITH_AVX512) {
+        if (bits == 4) q4_rows_avx512(q, scales, mins, x, out, rows, n);
+        else q8_rows_avx512(q, scales, x, out, rows, n);
+        return;
+    }
+    if (version == WITH_AVX2) {
+        if (bits == 4) q4_rows_avx2(q, scales, mins, x, out, rows, n);
+        else q8_rows_avx2(q, scales, x, out, rows, n);
+        return;
+    }
+#endif
+    if (bits == 4) q4_rows_c(q, scales, mins, x, out, rows, n);
+    else q8_rows_c(q, scales, x, out, rows, n);
+}
+
 /* --- Python's side: arrays by the buffer protocol --- */
 
 static int float32_buffer(PyObject *o, Py_buffer *b, int writable, const char *what) {
@@ -166,6 +363,28 @@ static PyObject *gelu(PyObject *self, PyObject *x) {
     Py_RETURN_NONE;
 }
 
+static PyObject *silu_times(PyObject *self, PyObject *args) {
+    PyObject *go, *uo;
+    Py_buffer g, u;
+    if (!PyArg_ParseTuple(args, "OO", &go, &uo)) return NULL;
+    if (float32_buffer(go, &g, 1, "the gate") < 0) return NULL;
+    if (float32_buffer(uo, &u, 0, "up") < 0) {
+        PyBuffer_Release(&g);
+        return NULL;
+    }
+    if (u.len != g.len)
+        PyErr_SetString(PyExc_ValueError, "the gate and up must be the same size");
+    else {
+        Py_BEGIN_ALLOW_THREADS
+        silu_times_f32((float *)g.buf, (const float *)u.buf, g.len / 4);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&u);
+    PyBuffer_Release(&g);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *softmax_rows(PyObject *self, PyObject *args) {
     PyObject *s;
     Py_ssize_t n;
@@ -185,10 +404,30 @@ static PyObject *softmax_rows(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *causal_softmax(PyObject *self, PyObject *args) {
+    PyObject *s;
+    Py_ssize_t T, S;
+    float scale = 1.0f;
+    Py_buffer b;
+    if (!PyArg_ParseTuple(args, "Onn|f", &s, &T, &S, &scale)) return NULL;
+    if (!(scale > 0.0f)) return PyErr_Format(PyExc_ValueError, "the scale must be above 0");
+    if (float32_buffer(s, &b, 1, "the scores") < 0) return NULL;
+    if (T < 1 || S < T || (b.len / 4) % (T * S) != 0) {
+        PyBuffer_Release(&b);
+        return PyErr_Format(PyExc_ValueError, "the scores must be [heads, %zd, %zd]", T, S);
+    }
+    Py_BEGIN_ALLOW_THREADS
+    causal_softmax_f32((float *)b.buf, b.len / 4 / (T * S), T, S, scale);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&b);
+    Py_RETURN_NONE;
+}
+
 static PyObject *layer_norm_columns(PyObject *self, PyObject *args) {
     PyObject *xo, *oo, *wo, *bo;
     Py_ssize_t T;
     float eps;
+    int overflowed = 0;
     Py_buffer x, out, w, b;
     if (!PyArg_ParseTuple(args, "OOOOfn", &xo, &oo, &wo, &bo, &eps, &T)) return NULL;
     if (float32_buffer(xo, &x, 0, "x") < 0) return NULL;
@@ -197,7 +436,6 @@ static PyObject *layer_norm_columns(PyObject *self, PyObject *args) {
     if (float32_buffer(bo, &b, 0, "bias") < 0) goto w_too;
     Py_ssize_t d = w.len / 4;
     float *scratch = NULL;
-    int overflowed = 0;
     if (T < 1 || b.len != w.len || x.len != d * T * 4 || out.len != x.len)
         PyErr_SetString(PyExc_ValueError, "x and out must be [d, T], weight and bias [d]");
     else if ((scratch = PyMem_RawMalloc(2 * T * sizeof(float))) == NULL)
@@ -219,18 +457,82 @@ x_only:
     return PyErr_Occurred() ? NULL : PyBool_FromLong(overflowed);
 }
 
+static PyObject *block_versions(PyObject *self, PyObject *unused) {
+    PyObject *names = PyList_New(0);
+    for (int v = WITH_AVX512; names != NULL && v >= PLAIN_C; v--) {
+        if (!has_version(v)) continue;
+        PyObject *name = PyUnicode_FromString(BLOCK_VERSIONS[v]);
+        if (name == NULL || PyList_Append(names, name) < 0) Py_CLEAR(names);
+        Py_XDECREF(name);
+    }
+    return names;
+}
+
+static PyObject *blocks_times_vector(PyObject *self, PyObject *args) {
+    PyObject *qo, *so, *mo, *xo, *oo;
+    const char *name = NULL;
+    if (!PyArg_ParseTuple(args, "OOOOO|z", &qo, &so, &mo, &xo, &oo, &name)) return NULL;
+    int version = -1;
+    for (int v = WITH_AVX512; v >= PLAIN_C; v--)
+        if (name == NULL ? has_version(v) : strcmp(name, BLOCK_VERSIONS[v]) == 0) {
+            version = v;
+            break;
+        }
+    if (version < 0 || !has_version(version))
+        return PyErr_Format(PyExc_ValueError, "no '%s' version on this CPU", name ? name : "?");
+    Py_buffer q, s, m = {0}, x, out;
+    int bits = mo == Py_None ? 8 : 4;
+    if (PyObject_GetBuffer(qo, &q, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (float32_buffer(so, &s, 0, "the scales") < 0) goto q_only;
+    if (bits == 4 && float32_buffer(mo, &m, 0, "the offsets") < 0) goto s_too;
+    if (float32_buffer(xo, &x, 0, "x") < 0) goto m_too;
+    if (float32_buffer(oo, &out, 1, "out") < 0) goto x_too;
+    Py_ssize_t n = x.len / 4, rows = out.len / 4;
+    if (n < 32 || n % 32 || q.len != rows * n * bits / 8 || s.len != rows * (n / 32) * 4 ||
+        (bits == 4 && m.len != s.len))
+        PyErr_SetString(PyExc_ValueError, "quants must be [rows, n * bits / 8] bytes, scales "
+                        "(and offsets) [rows, n / 32] float32, x [n] with n a multiple of 32, out [rows]");
+    else {
+        Py_BEGIN_ALLOW_THREADS
+        block_rows(version, bits, q.buf, s.buf, bits == 4 ? m.buf : NULL, x.buf, out.buf, rows, n);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&out);
+x_too:
+    PyBuffer_Release(&x);
+m_too:
+    if (bits == 4) PyBuffer_Release(&m);
+s_too:
+    PyBuffer_Release(&s);
+q_only:
+    PyBuffer_Release(&q);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"gelu", gelu, METH_O, "gelu(x): x float32, C-contiguous, becomes x Phi(x) in place."},
+    {"silu_times", silu_times, METH_VARARGS,
+     "silu_times(g, u): g float32 becomes silu(g) u in place (u the same size)."},
     {"softmax_rows", softmax_rows, METH_VARARGS,
      "softmax_rows(s, n, scale=1): each row of n of s becomes softmax(scale row), in place."},
+    {"causal_softmax", causal_softmax, METH_VARARGS,
+     "causal_softmax(s, T, S, scale=1): s [heads, T, S]; row t of each head becomes the softmax\n"
+     "of scale times its first S - T + t + 1 scores, the rest 0, in place."},
     {"layer_norm_columns", layer_norm_columns, METH_VARARGS,
      "layer_norm_columns(x, out, weight, bias, eps, T): each column of x [d, T] normed into out;\n"
      "True if a column's sum of squares overflowed."},
+    {"blocks_times_vector", blocks_times_vector, METH_VARARGS,
+     "blocks_times_vector(quants, scales, offsets, x, out, version=None): out = W x for W in\n"
+     "GGUF blocks of 32 (offsets None: 8-bit Q8_0; else 4-bit Q4_1); version 'avx512', 'avx2'\n"
+     "or 'c' (default: the CPU's best)."},
+    {"block_versions", block_versions, METH_NOARGS,
+     "block_versions(): the versions of blocks_times_vector this CPU runs, best first."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_kernels", "Float32 gelu, softmax and layer norm, each one pass.", -1,
+    PyModuleDef_HEAD_INIT, "_kernels", "Float32 gelu, silu times up, softmax (causal too) and layer norm, each one pass; GGUF blocks\ntimes a vector.", -1,
     methods,
 };
 

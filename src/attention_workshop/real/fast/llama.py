@@ -1,12 +1,18 @@
-"""Llama, accelerated: llama.forward itself, with the attention computed in place and the
-outputs written into memory kept between passes.
+"""Llama, accelerated: llama.forward itself, with its attention computed in place, the
+outputs written into memory kept between passes, and a generated token's products read
+from the file's blocks.
 
 At 512 tokens a layer's scores are 9 x 512 x 512 floats; the core's formula makes a new
 array for the mask, the shift, the exponentials and the division (docs/benchmarks.md).
-Here the scores are made once, masked in place and turned into weights by the compiled
-softmax (ops.softmax_rows_in_place, numpy's passes where it is not built), which also
-applies 1 / sqrt(d_head). Everything else is llama.py's own code, so the accelerator can
-differ from it only in this function (tests/test_fast_equals_readable.py).
+Here the scores are made once and turned into weights in place by the causal softmax
+(ops.causal_softmax_in_place: the compiled loop skips the keys a token may not see, and
+applies 1 / sqrt(d_head)), and the MLP's silu(gate) * up is one compiled pass
+(ops.silu_times_in_place) instead of numpy's six; both share their rows between the threads
+the user allows. A model
+read from a GGUF file hands in its weights as fast/blocks.py's FileBlocks (Model.blocks):
+llama.py's own `x @ W.T` then reads the 4- and 8-bit blocks when it multiplies one token.
+Everything else is llama.py's own code, so the accelerator can differ from it only in these
+(tests/test_fast_equals_readable.py, tests/test_fast_blocks.py).
 """
 
 import math
@@ -15,16 +21,32 @@ import numpy as np
 
 from attention_workshop.real import llama
 from attention_workshop.real.fast.buffers import reusable
-from attention_workshop.real.fast.ops import softmax_rows_in_place
+from attention_workshop.real.fast.loop import Stage, threads_for
+from attention_workshop.real.fast.ops import causal_softmax_in_place, silu_times_in_place
+from attention_workshop.real.fast.team import Team
 from attention_workshop.real.trace import Trace
 
 
-def attend(q, k, v, mask):  # [H, T, d], [H, S, d], [H, S, d], [T, S] bool -> ([H, T, d], [H, T, S])
-    """attention.scaled_dot_product_attention for float32, in place on one scores array."""
-    scores = np.matmul(q, np.swapaxes(k, -1, -2))  # [H, T, S], unscaled
-    np.copyto(scores, -np.inf, where=~mask)  # broadcast over heads: no new [H, T, S]
-    softmax_rows_in_place(scores, 1.0 / math.sqrt(q.shape[-1]))
-    return scores @ v, scores
+def attention(team):  # Team -> attend(q, k, v, mask), the heads' softmax split over its threads
+    def attend(q, k, v, mask):  # [H, T, d], [H, S, d], [H, S, d], [T, S] -> ([H, T, d], [H, T, S])
+        """attention.scaled_dot_product_attention for float32 and llama's causal mask (row t
+        sees keys 0..S - T + t, as `mask` says: np.tri(T, S, S - T)), in place."""
+        scores = np.matmul(q, np.swapaxes(k, -1, -2))  # [H, T, S], unscaled
+        scale = 1.0 / math.sqrt(q.shape[-1])
+        team.run(Stage(len(scores), lambda heads: causal_softmax_in_place(scores[heads], scale)))
+        return scores @ v, scores
+    return attend
+
+
+def activation(team):  # Team -> gated(gate, up, name), silu's rows split over its threads
+    def gated(gate, up, name):  # [T, d_mlp] twice (fresh products), config's name -> gate
+        """llama.gated: silu(gate) * up in one compiled pass (ops.silu_times_in_place), in
+        place on gate; another activation runs llama.py's own."""
+        if name != "silu" or gate.dtype != np.float32 or not gate.flags.c_contiguous:
+            return llama.gated(gate, up, name)
+        team.run(Stage(len(gate), lambda rows: silu_times_in_place(gate[rows], up[rows])))
+        return gate
+    return gated
 
 
 class KeptTrace(Trace):
@@ -36,5 +58,7 @@ class KeptTrace(Trace):
         return reusable(shape, dtype, f"llama {name}")
 
 
-def forward(w, cfg, ids, past=None):  # float32 weights -> as llama.forward
-    return llama.forward(w, cfg, ids, past, attend=attend, trace=KeptTrace)
+def forward(w, cfg, ids, past=None):  # float32 weights (or FileBlocks) -> as llama.forward
+    with Team(threads_for(len(ids)), hold_blas=False) as team:  # the BLAS as the user set it
+        return llama.forward(w, cfg, ids, past, attend=attention(team), trace=KeptTrace,
+                             gated=activation(team))

@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from attention_workshop.real.fast import kernels
-from attention_workshop.real.layers import _AS_A, _AS_P, ACTIVATION
+from attention_workshop.real.layers import _AS_A, _AS_P, ACTIVATION, silu
 
 # Phi(-|x|) = erfc(|x| / sqrt(2)) / 2, by Abramowitz & Stegun 7.1.26 as layers.gelu
 # does; the factor 1/2 goes into the coefficients (exact: a power of two), a pass saved.
@@ -167,6 +167,19 @@ def gelu_in_place(h, block=GELU_BLOCK):  # [rows, T] float32, rows contiguous ->
     return h
 
 
+def silu_times_in_place(g, u):  # [T, d_mlp] float32 twice, g C-contiguous -> g
+    """Llama's gated activation in place: g becomes silu(g) * u (layers.silu's formula; the
+    compiled loop's one pass instead of numpy's six).
+
+    Example: g = [[1, -1]], u = [[2, 2]] -> [[1.462117, -0.537883]].
+    """
+    k = compiled_for(g, u)
+    if k is not None:
+        k.silu_times(g, u)
+        return g
+    return np.multiply(silu(g), u, out=g)
+
+
 def activate_in_place(h, name):  # [rows, T] float32, rows contiguous; config's name -> h
     """The MLP's activation in place: "gelu" by gelu_in_place, any other of
     layers.ACTIVATION ("gelu_new") by its own formula, copied back into h."""
@@ -242,6 +255,23 @@ def softmax_rows_in_place(s, scale=1.0):  # [..., n] float32 scores, float > 0 -
     np.exp(s, out=s)
     s *= 1.0 / s.sum(axis=-1, keepdims=True)  # one division per row
     return s
+
+
+def causal_softmax_in_place(s, scale=1.0):  # [H, T, S] float32 scores, float > 0 -> s
+    """A decoder's attention weights from its scores, in place: row t of each head (new token
+    t, at position S - T + t) is the softmax of scale times its first S - T + t + 1 scores,
+    and 0 on the later keys it may not see: what masking them to -inf and softmax_rows_in_place
+    give, the same bits (the compiled loop skips the mask's pass and the masked exponentials).
+
+    Example: [[[0, 5], [0, ln 3]]] (T = S = 2) -> [[[1, 0], [0.25, 0.75]]].
+    """
+    H, T, S = s.shape
+    k = compiled_for(s)
+    if k is not None:
+        k.causal_softmax(s, T, S, scale)
+        return s
+    np.copyto(s, -np.inf, where=~np.tri(T, S, S - T, dtype=bool))  # broadcast over heads
+    return softmax_rows_in_place(s, scale)
 
 
 # Scores are made, exponentiated, summed, scaled and multiplied by v in chunks of about

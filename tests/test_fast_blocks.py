@@ -1,0 +1,140 @@
+"""fast/blocks.py and _kernels.c's blocks_times_vector against gguf's own dequantize.
+
+The blocks are made by gguf.quants.quantize (llama.cpp's layout, written by gguf, not by
+us); the reference numbers are gguf.quants.dequantize's float32. Each version of the kernel
+this CPU runs (AVX-512, AVX2, plain C) is checked: a unit vector e_j must give column j of
+the dequantized matrix exactly (each weight made as gguf makes it, times 1, plus zeros), and
+a random vector the float64 product within float32's rounding. Then the real file:
+SmolLM2's blocks (W_Q's and W_K's rows reordered as transformers' are) against its float32
+weights, and a generated token's step (the kernel) against the readable forward.
+"""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from gguf.constants import GGMLQuantizationType as Q
+from gguf.quants import dequantize, quantize
+
+from attention_workshop.real.fast import kernels
+from attention_workshop.real.fast.blocks import FileBlocks, from_gguf
+
+TYPES = [Q.Q4_1, Q.Q8_0]
+
+
+def compiled():
+    if kernels.compiled is None:
+        pytest.skip("_kernels.c was not built here (tests/test_fast_kernels.py says why)")
+    return kernels.compiled
+
+
+def made(qtype, rows, n, seed=0):  # -> (FileBlocks, its float32 numbers [rows, n] by gguf)
+    x = np.random.default_rng(seed).normal(size=(rows, n)).astype(np.float32)
+    x[0, :32] *= 1e3  # blocks of very different scales
+    raw = quantize(x, qtype)
+    numbers = dequantize(raw, qtype)
+    blocks = from_gguf(raw, qtype, numbers)
+    assert isinstance(blocks, FileBlocks)
+    return blocks, numbers
+
+
+def product(blocks, x, version):  # blocks_times_vector with one version -> [rows]
+    out = np.full(blocks.shape[0], np.nan, np.float32)
+    compiled().blocks_times_vector(blocks.quants, blocks.scales, blocks.offsets, x, out,
+                                   version)
+    return out
+
+
+@pytest.mark.parametrize("qtype", TYPES)
+@pytest.mark.parametrize("rows", [1, 2, 5])  # the AVX-512 loop takes rows two at a time
+def test_each_version_makes_gguf_own_numbers(qtype, rows):
+    blocks, numbers = made(qtype, rows, 96)
+    versions = compiled().block_versions()
+    assert versions[-1] == "c"
+    for version in versions:
+        for j in range(96):
+            unit = np.zeros(96, np.float32)
+            unit[j] = 1.0
+            np.testing.assert_array_equal(product(blocks, unit, version), numbers[:, j],
+                                          err_msg=f"{version}, column {j}")
+
+
+@pytest.mark.parametrize("qtype", TYPES)
+def test_each_version_is_the_float32_product(qtype):
+    blocks, numbers = made(qtype, 37, 1536, seed=1)
+    x = np.random.default_rng(2).normal(size=1536).astype(np.float32)
+    exact = numbers.astype(np.float64) @ x.astype(np.float64)
+    size = np.abs(numbers.astype(np.float64)) @ np.abs(x.astype(np.float64))  # |W| |x|
+    for version in compiled().block_versions():
+        assert (np.abs(product(blocks, x, version) - exact) / size).max() < 1e-6, version
+
+
+@pytest.mark.parametrize("qtype", TYPES)
+def test_x_at_w_t_runs_the_kernel_for_one_token_and_the_blas_for_more(qtype, monkeypatch):
+    blocks, numbers = made(qtype, 40, 64)
+    rng = np.random.default_rng(3)
+    one, many = (rng.normal(size=(t, 64)).astype(np.float32) for t in (1, 6))
+    np.testing.assert_array_equal(one @ blocks.T, product(blocks, one[0], None)[None])
+    np.testing.assert_array_equal(many @ blocks.T, many @ numbers.T)  # the same BLAS call
+    np.testing.assert_array_equal(blocks[[3, 0]], numbers[[3, 0]])  # an embedding's rows
+    assert np.asarray(blocks).shape == (40, 64) and len(blocks) == 40
+    monkeypatch.setattr(kernels, "compiled", None)  # built without a C compiler: numpy
+    np.testing.assert_array_equal(one @ blocks.T, one @ numbers.T)
+
+
+def test_other_types_keep_only_the_float32_matrix():
+    x = np.ones((2, 64), np.float32)
+    raw = quantize(x, Q.F16)
+    assert from_gguf(raw, Q.F16, x) is x
+    wide = x.astype(np.float64)  # Module 4's float64 weights: no blocks
+    assert from_gguf(quantize(x, Q.Q8_0), Q.Q8_0, wide) is wide
+
+
+def test_the_kernel_refuses_wrong_sizes_and_versions():
+    k = compiled()
+    blocks, _ = made(Q.Q4_1, 4, 64)
+    x, out = np.ones(64, np.float32), np.empty(4, np.float32)
+    with pytest.raises(ValueError, match="multiple of 32"):
+        k.blocks_times_vector(blocks.quants, blocks.scales, blocks.offsets, x[:40], out)
+    with pytest.raises(ValueError, match="multiple of 32"):
+        k.blocks_times_vector(blocks.quants[:3], blocks.scales, blocks.offsets, x, out)
+    with pytest.raises(TypeError, match="float32"):
+        k.blocks_times_vector(blocks.quants, blocks.scales, blocks.offsets, x, out.astype(float))
+    with pytest.raises(ValueError, match="no 'sse9' version"):
+        k.blocks_times_vector(blocks.quants, blocks.scales, blocks.offsets, x, out, "sse9")
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    from smollm2_reference import smollm2_path
+
+    from attention_workshop.real import load_model
+
+    smollm2_path()
+    return load_model("smollm2")
+
+
+def test_smollm2_keeps_the_file_blocks_of_every_matrix(smollm2):
+    blocks = smollm2.blocks
+    assert len(blocks) == 30 * 7 + 1  # seven matrices a layer and the tied embedding
+    assert all(b.array is smollm2.weights[name] for name, b in blocks.items())
+    assert sum(b.bytes_read for b in blocks.values()) < 0.21 * sum(
+        b.array.nbytes for b in blocks.values())
+    rng = np.random.default_rng(4)
+    for name in ("layers.0.self_attn.q_proj.weight", "layers.29.self_attn.k_proj.weight",
+                 "layers.7.mlp.down_proj.weight", "embed_tokens.weight"):
+        w = blocks[name]
+        for j in rng.choice(w.shape[1], 3, replace=False):  # W_Q, W_K: rows in transformers'
+            unit = np.zeros(w.shape[1], np.float32)  # order, blocks moved with them
+            unit[j] = 1.0
+            np.testing.assert_array_equal((unit[None] @ w.T)[0], w.array[:, j], err_msg=name)
+
+
+def test_a_generated_token_step_equals_the_readable_forward(smollm2):
+    readable = dataclasses.replace(smollm2, fast=False)
+    prompt = smollm2.run("The river bank was")
+    step = smollm2.run([1217], past=prompt)  # one token: the kernel
+    plain = readable.run([1217], past=readable.run("The river bank was"))
+    np.testing.assert_allclose(step.attentions, plain.attentions, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(step.logits, plain.logits, rtol=0, atol=1e-3)
+    assert int(step.logits.argmax()) == int(plain.logits.argmax())
