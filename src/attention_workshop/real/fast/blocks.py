@@ -5,7 +5,7 @@ a scale and an offset (Q4_1), and its token embedding in blocks of 8-bit numbers
 (Q8_0). gguf_checkpoint.py turns them into the float32 matrices every forward pass reads.
 A prompt's pass multiplies many tokens by each matrix, and the BLAS's float32 product is
 the fastest way. A generated token is one row: its step reads each weight once, so it costs
-what reading the weights costs: 538 MB in float32, 20 ms on one core of this machine,
+what reading the weights costs: 538 MB in float32, ~18 ms on one core of this machine,
 against 111 MB as the file's blocks (docs/benchmarks.md).
 
 So FileBlocks keeps both: the float32 matrix and the blocks it was made from. `x @ W.T` on
@@ -13,7 +13,7 @@ a single token runs _kernels.c's blocks_times_vector, which makes each weight fr
 exactly as gguf's dequantize makes it (the same float32 numbers) and sums them with x in
 another order; anything else runs on the float32 matrix. So llama.py's own `x @ W.T` runs
 unchanged: fast/llama.py hands it these objects in place of the arrays
-(tests/test_fast_blocks.py proves both equal, each version of the kernel against numpy).
+(tests/test_fast_blocks.py checks each version of the kernel against gguf's own dequantize).
 
 Example: w = from_gguf(raw, GGMLQuantizationType.Q4_1, array) -> (x[None] @ w.T)[0] equals
 array @ x within float32's rounding, and (e_j[None] @ w.T)[0] is array[:, j] exactly.
