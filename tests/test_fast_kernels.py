@@ -26,6 +26,7 @@ from attention_workshop.real.fast.ops import (
 def test_built_wherever_a_c_compiler_is():
     compiler = shutil.which("cc") or shutil.which("gcc")
     headers = Path(sysconfig.get_paths()["include"], "Python.h").is_file()
+    assert not kernels.stale, "_kernels.c's build is older than its source: pip install -e ."
     if compiler and headers:
         assert kernels.compiled is not None, (
             f"a C compiler ({compiler}) and Python's headers are here, but _kernels.c was "
