@@ -16,7 +16,7 @@ from attention_workshop.figures.explorer.data import EXTRA_DIMS, EXTRA_SEED
 from attention_workshop.modules.module2 import scaling_experiment
 
 HOSTILE = ["</script><svg/onload=window.pwned=1>", "<!--<script>", "__DATA__", "__JS__",
-           "&lt;b&gt;", "\u2028", '"]}</script><script>window.pwned=2</script>']
+           "__SCRIPT__", "&lt;b&gt;", "\u2028", '"]}</script><script>window.pwned=2</script>']
 
 
 def embedded(page):  # the page's data, as the browser's JSON.parse will read it

@@ -6,12 +6,9 @@ print), the page sets every token with textContent, and its Content-Security-Pol
 its own script and style run (explorer/page.py's helpers, as every page here).
 """
 
-import html
-from importlib import resources
-
 import numpy as np
 
-from attention_workshop.figures.explorer.page import csp_hash, fill, json_for_script
+from attention_workshop.figures.explorer.page import asset, one_file_page
 
 FILENAME = "generation.html"
 MAX_NUMBERS = 3_000_000  # weights embedded at most (~12 MB of JSON); later steps are left out
@@ -29,10 +26,6 @@ STYLE = """
  .text .prompt { color: #444; } .text button.new { border: 1px solid #0072b2; background: #fff;
  color: #003f6b; border-radius: 4px; } .text button.chosen { background: #0072b2; color: #fff; }
 """
-
-
-def asset(name):  # a file shipped beside this module (package data)
-    return resources.files(__package__).joinpath("generation", name).read_text(encoding="utf-8")
 
 
 def strongest_head(steps):  # [Step] -> (layer, head) whose look away from sink and self is largest
@@ -64,12 +57,9 @@ def generation_html(model, generation):  # -> the page as a string
     layer, head = strongest_head(generation.steps[:len(steps)])
     data = {"prompt": generation.prompt_tokens, "steps": steps, "layers": model.config.n_layer,
             "heads": model.config.n_head, "start_layer": layer, "start_head": head}
-    script = asset("view.js")
     title = f"{model.name} writes: {len(steps)} new tokens, and where each looked"
-    return fill(asset("page.html"), {
-        "TITLE": html.escape(title), "STYLE": STYLE, "SCRIPT": script,
-        "DATA": json_for_script(data), "SCRIPT_HASH": csp_hash(script),
-        "STYLE_HASH": csp_hash(STYLE)})
+    return one_file_page(asset("page.html", "generation"), title, STYLE,
+                         asset("view.js", "generation"), data)
 
 
 def write_generation_view(model, generation, folder):  # -> Path of the page written

@@ -12,11 +12,9 @@ Content-Security-Policy lets only its own script run (images only from the page'
 "save as PNG").
 """
 
-import html
-
 import numpy as np
 
-from attention_workshop.figures.explorer.page import asset, csp_hash, fill, json_for_script
+from attention_workshop.figures.explorer.page import asset, one_file_page
 
 # Okabe-Ito's colour-blind-safe set (its yellow left out: too faint on white), then four of
 # Paul Tol's; heads beyond twelve reuse them. Every head is named beside its colour, and a
@@ -74,7 +72,4 @@ def head_view_html(title, tokens, attentions, start_layer=0, start_head=None):
             "start_layer": start_layer, "start_head": head, "colors": COLORS,
             "attentions": weights.tolist()}
     script = '(() => {\n"use strict";\n' + "\n".join(map(asset, SCRIPTS)) + "})();\n"
-    return fill(asset("head_view.html"), {
-        "TITLE": html.escape(title), "STYLE": STYLE, "SCRIPT": script,
-        "DATA": json_for_script(data), "SCRIPT_HASH": csp_hash(script),
-        "STYLE_HASH": csp_hash(STYLE)})
+    return one_file_page(asset("head_view.html"), title, STYLE, script, data)

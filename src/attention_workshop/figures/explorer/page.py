@@ -1,5 +1,6 @@
 """Inline the page's template, style, scripts and data into one offline HTML file; and the one
-home of the escaping every page uses (json_for_script, fill, csp_hash; head_view.py too).
+home of the escaping every page uses (one_file_page: the explorer, head_view.py and
+generation_view.py).
 
 The data goes in as JSON inside <script type="application/json"> with <, > and & written as
 \\u003c, \\u003e, \\u0026, so no string in it (a token like "</script><svg onload=...>") can end
@@ -24,8 +25,9 @@ SCRIPTS = ("registry.js", "engine.js", "format.js", "dom.js", "save.js", "senten
            "real.js", "decoder.js", "main.js")
 
 
-def asset(name):  # a file shipped beside this module (package data)
-    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+def asset(name, folder="explorer"):  # a file shipped in figures/<folder>/ (package data)
+    return resources.files("attention_workshop.figures").joinpath(folder, name).read_text(
+        encoding="utf-8")
 
 
 def json_for_script(data):  # -> JSON text that cannot close or comment out its <script>
@@ -41,20 +43,27 @@ def csp_hash(text):  # the Content-Security-Policy source that allows exactly th
 
 def fill(template, values):  # str with __NAME__ placeholders, {NAME: text} -> str
     """Every named placeholder filled in ONE pass: a value is never searched again, so a token
-    or a title reading "__DATA__" stays text. Used by every page (explorer, head_view.py).
+    or a title reading "__DATA__" stays text. Used by every page (one_file_page).
     Example: fill("<h1>__TITLE__</h1>__DATA__", {"TITLE": "__DATA__", "DATA": "[1]"}) ->
     "<h1>__DATA__</h1>[1]"."""
     names = re.compile("__(" + "|".join(map(re.escape, values)) + ")__")
     return names.sub(lambda match: values[match.group(1)], template)
 
 
-def explorer_html(data):  # dict (see data.py) -> the whole page as one string
-    script = '(() => {\n"use strict";\n' + "\n".join(asset(n) for n in SCRIPTS) + "})();\n"
-    style = asset("explorer.css")
+def one_file_page(template, title, style, script, data):  # -> the page as one string
+    """A template's __TITLE__ (escaped), __STYLE__, __SCRIPT__, __DATA__ (json_for_script)
+    and the two CSP hashes filled; the page's own style and script are refused if they could
+    end their element. Every page here is made by it: the explorer, the head view
+    (head_view.py), the generation page (generation_view.py)."""
     for tag, text in (("script", script), ("style", style)):
         if f"</{tag}" in text.lower() or "<!--" in text:
             raise ValueError(f"the page's own {tag} must not contain '</{tag}' or '<!--'")
-    values = {"TITLE": html.escape(data["title"]), "CSS": style, "JS": script,
-              "DATA": json_for_script(data), "SCRIPT_HASH": csp_hash(script),
-              "STYLE_HASH": csp_hash(style)}
-    return fill(asset("page.html"), values)
+    return fill(template, {"TITLE": html.escape(title), "STYLE": style, "SCRIPT": script,
+                           "DATA": json_for_script(data), "SCRIPT_HASH": csp_hash(script),
+                           "STYLE_HASH": csp_hash(style)})
+
+
+def explorer_html(data):  # dict (see data.py) -> the whole page as one string
+    script = '(() => {\n"use strict";\n' + "\n".join(asset(n) for n in SCRIPTS) + "})();\n"
+    return one_file_page(asset("page.html"), data["title"], asset("explorer.css"), script,
+                         data)
