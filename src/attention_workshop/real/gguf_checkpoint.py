@@ -110,10 +110,9 @@ def read_gguf(path, dtype="float32"):  # -> GGUFModel
     for name in names:
         w, raw = _numbers(gguf, name, config, dtype)
         weights[transformers_name(name)] = w
-        if dtype == "float32" and w.ndim == 2:  # the accelerator's one-token steps read these
-            kept = from_gguf(raw, gguf.tensors[name].qtype, w)
-            if kept is not w:
-                blocks[transformers_name(name)] = kept
+        kept = from_gguf(raw, gguf.tensors[name].qtype, w)  # float32's 4- and 8-bit matrices
+        if kept is not w:  # (the accelerator's one-token steps read their blocks)
+            blocks[transformers_name(name)] = kept
     return GGUFModel(config, weights, tokenizer, blocks)
 
 

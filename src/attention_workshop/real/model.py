@@ -109,6 +109,9 @@ class Model:
     def fast_weights(self):  # -> the weights the accelerator reads: FileBlocks where kept
         return {**self.weights, **self.blocks}
 
+    def accelerator(self):  # -> real/fast/'s forward for this model, or None (readable)
+        return accelerated(self.config, self.dtype) if self.fast else None
+
     def weights_for(self, fast):  # -> the weights a forward pass (fast or readable) reads
         return self.fast_weights if fast and self.blocks else self.weights
 
@@ -116,8 +119,7 @@ class Model:
         fam = family(self.config.family)
         if not hasattr(fam, "logits"):
             return None
-        fast = self.fast and accelerated(self.config, self.dtype) is not None
-        weights = self.weights_for(fast)
+        weights = self.weights_for(self.accelerator() is not None)
 
         def next_token_scores(hidden):
             with np.errstate(over="ignore", invalid="ignore"):  # checked below
@@ -133,7 +135,7 @@ class Model:
         from attention_workshop.real.blas_threads import one_blas_thread
 
         cfg, fam = self.config, family(self.config.family)
-        fast = accelerated(cfg, self.dtype) if self.fast else None
+        fast = self.accelerator()
         weights = self.weights_for(fast is not None)
         # float64's digits never depend on the thread count (blas_threads.py)
         threads = one_blas_thread() if self.dtype == "float64" else contextlib.nullcontext()

@@ -8,9 +8,9 @@ Here the scores are made once and turned into weights in place by the causal sof
 (ops.causal_softmax_in_place: the compiled loop skips the keys a token may not see, and
 applies 1 / sqrt(d_head)), and the MLP's silu(gate) * up is one compiled pass
 (ops.silu_times_in_place) instead of numpy's six; both share their rows between the threads
-the user allows. A model
-read from a GGUF file hands in its weights as fast/blocks.py's FileBlocks (Model.blocks):
-llama.py's own `x @ W.T` then reads the 4- and 8-bit blocks when it multiplies one token.
+the user allows. A model read from a GGUF file hands in its weights as fast/blocks.py's
+FileBlocks (Model.blocks): llama.py's own `x @ W.T` then reads the 4- and 8-bit blocks when
+it multiplies one token.
 Everything else is llama.py's own code, so the accelerator can differ from it only in these
 (tests/test_fast_equals_readable.py, tests/test_fast_blocks.py).
 """
