@@ -100,3 +100,23 @@ def test_the_continuations_are_transformers_greedy_ids(module_run, smollm2_model
         [{"role": "user", "content": module4.QUESTION}], add_generation_prompt=True,
         tokenize=False)
     assert result.answer.prompt_ids == smollm2_tokenizer(chat)["input_ids"]
+
+
+def test_the_chats_cache_holds_what_transformers_cache_holds_after_generating(module_run,
+                                                                               smollm2_model):
+    """transformers' own generate, its cache read after the last token: [1, 3, 58, 64] for the
+    chat (35 + 24 - 1: the last token written is never run). The log says the same count."""
+    result, lines = module_run
+    answer = result.answer
+    with torch.no_grad():
+        out = smollm2_model.generate(torch.tensor([answer.prompt_ids]),
+                                     max_new_tokens=len(answer.new_ids), do_sample=False,
+                                     return_dict_in_generate=True, use_cache=True)
+    assert out.sequences[0, len(answer.prompt_ids):].tolist() == answer.new_ids
+    their = out.cache.layers[0].keys.shape  # [batch, KV heads, cached tokens, d_head]
+    assert tuple(their) == (1, 3, len(answer.prompt_ids) + len(answer.new_ids) - 1, 64)
+    assert module4.cached_tokens(answer) == their[2]
+    per = 2 * 30 * 3 * 64 * 4  # bytes a token, by hand
+    line = next(x for x in lines if "KV cache at the end" in x)
+    assert line.startswith(f"  the chat's KV cache at the end: {their[2]} tokens (") \
+        and f"= {their[2] * per:,} bytes" in line

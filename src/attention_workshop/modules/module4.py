@@ -147,15 +147,22 @@ def log_generation(log, model, prompt, answer):
             f"{len(g.new_ids)} new tokens:")
         log(f"    {g.text.strip()!r}")
         log(f"    ids {' '.join(map(str, g.new_ids))}")
-    cfg, total = model.config, len(answer.prompt_ids) + len(answer.new_ids)
-    log(f"  the chat's KV cache at the end: {total} tokens x {cache_bytes(cfg):,} bytes = "
-        f"{total * cache_bytes(cfg):,} bytes ({cfg.n_kv_head} KV heads; with "
-        f"{cfg.n_head}: {total * cache_bytes(cfg, kv_heads=cfg.n_head):,})")
+    cfg, total = model.config, cached_tokens(answer)
+    log(f"  the chat's KV cache at the end: {total} tokens ({len(answer.prompt_ids)} + "
+        f"{len(answer.new_ids)} - 1: the last token written is never run) x "
+        f"{cache_bytes(cfg):,} bytes = {total * cache_bytes(cfg):,} bytes ({cfg.n_kv_head} KV "
+        f"heads; with {cfg.n_head}: {total * cache_bytes(cfg, kv_heads=cfg.n_head):,})")
     i, step = max(enumerate(answer.steps), key=lambda s: s[1].looked_at[0][2]
                   if s[1].looked_at else 0.0)  # the step whose content heads looked hardest
     looks = ", ".join(f"{t.lstrip(chr(0x120))!r} {w:.3f}" for _, t, w in step.looked_at)
     log(f"  answer token {i}, {step.token.lstrip(chr(0x120))!r}: its content heads looked "
         f"hardest at {looks}")
+
+
+def cached_tokens(generation):  # -> tokens in the KV cache after the last step
+    """The cache's own length: the keys the last step's query read. The last token written
+    is never run, so it holds prompt + new - 1. Example: 35 + 24 -> 58."""
+    return int(generation.steps[-1].attention.shape[-1])
 
 
 def log_patterns(log, patterns):

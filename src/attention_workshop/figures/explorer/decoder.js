@@ -112,16 +112,20 @@ AW.panel("decoder.js", ({h, panel, MatrixView, scrollBox, cellReadout, readout, 
 
   // --- The KV cache, worked out from the sizes ---
   const perToken = 2 * m4.layers * m4.kv_heads * m4.d_head * m4.bytes;
-  const full = 2 * m4.layers * m4.heads * m4.d_head * m4.bytes, total = m4.tokens.length;
+  // the cache's own length: the keys the last step read (the last token written never runs)
+  const full = 2 * m4.layers * m4.heads * m4.d_head * m4.bytes;
+  const total = m4.steps[m4.steps.length - 1][0][0].length;
   const sum = kv => `2 \u00d7 ${m4.layers} \u00d7 ${kv} \u00d7 ${m4.d_head} \u00d7 ${m4.bytes}`;
   body.append(h("h3", {}, "The KV cache: what the model keeps so that each step runs one token"),
     h("p", {class: "hint"}, `keys and values \u00d7 layers \u00d7 KV heads \u00d7 d_k \u00d7 ` +
-      `bytes per number (${m4.bytes}: float32, as the model ships)`),
+      `bytes per number (${m4.bytes}: float32, the numbers the workshop's code computes in; ` +
+      "the weights file itself stores most weights in 4-bit blocks, Q4_1)"),
     h("ul", {class: "looks", id: "m4-cache"},
       h("li", {}, `a token, ${m4.kv_heads} KV heads: ${sum(m4.kv_heads)} = ${group(perToken)} bytes`),
       h("li", {}, `a token, a KV head per query head (${m4.heads}): ${sum(m4.heads)} = ` +
         `${group(full)} bytes (${full / perToken} \u00d7 as much)`),
-      h("li", {}, `this continuation, ${P} + ${m4.steps.length} = ${total} tokens: ${total} ` +
+      h("li", {}, `this continuation, ${P} + ${m4.steps.length} \u2212 1 = ${total} tokens (the ` +
+        `last token written is never run): ${total} ` +
         `\u00d7 ${group(perToken)} = ${group(total * perToken)} bytes (with ${m4.heads} KV heads: ` +
         `${group(total * full)})`)));
 
