@@ -60,6 +60,11 @@ CASES = {  # name -> (damage(folder, weight_map, outside file) -> new weight_map
     "shard not text": (a_shard_named(lambda _: 7), "is not a file name"),
     "weight_map a list": (lambda folder, wm, _: list(wm), 'no "weight_map"'),
     "weight_map empty": (lambda folder, wm, _: {}, 'no "weight_map"'),
+    "shard name too long": (a_shard_named(lambda _: "m" * 300 + ".safetensors"),
+                            "cannot be looked at: the name is too long for the file system"),
+    "NUL byte in a shard name": (a_shard_named(lambda _: "model-0\0.safetensors"),
+                                 "cannot be looked at: the name holds a NUL byte"),
+    "shard a folder": (a_shard_named(lambda _: "sub"), "'sub' is not a regular file"),
 }
 
 
@@ -70,6 +75,7 @@ def test_a_damaged_index_is_refused(case, tmp_path, capsys):
     weight_map = sharded(folder)
     outside = tmp_path / "secret.safetensors"  # a valid file outside: must never be read
     safetensors_numpy.save_file({"x": np.zeros(2, np.float32)}, str(outside))
+    (folder / "sub").mkdir()
     write_index(folder, {"weight_map": damage(folder, weight_map, outside)})
     assert_one_line_refusal(["real", "the river bank", "--model", folder, "--out",
                              tmp_path / "out"], tmp_path, capsys, needle)

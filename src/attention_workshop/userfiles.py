@@ -16,6 +16,10 @@ Data files (TOML or JSON, by the name's ending) also:
    in a RecursionError), hold no number of more than MAX_DIGITS digits (Python refuses to
    read an int of 4,300), every number is finite (no NaN or inf), and every text is text
    (no lone surrogate from a JSON "\ud800" escape: it could be neither printed nor saved).
+
+Paths that are looked at, not read (a model folder, a shard, a .gguf), go through
+`path_kind`: what is there, or one refusal in the same wording for every OSError (a name too
+long, a loop of links, a folder on the way without permission) and for a NUL byte.
 """
 
 import errno
@@ -44,15 +48,56 @@ _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (a named pipe)"),
 _PERMISSION = ("permission denied", "check the file's permissions")
 _OS_REASONS = {errno.ENOENT: ("it does not exist", "check the path"),
                errno.ENOTDIR: ("a part of the path is not a folder", "check the path"),
-               errno.ENAMETOOLONG: ("the name is too long", "check the path"),
+               errno.ENAMETOOLONG: ("the name is too long for the file system",
+                                    "check the path"),
+               errno.ELOOP: ("it is a loop of symbolic links", "check the path"),
                errno.EACCES: _PERMISSION, errno.EPERM: _PERMISSION}
+_NUL = "the name holds a NUL byte"
+PATH_LIMIT = 300  # characters of a path a message shows: a 5,000-character name is cut
 
 
 def refuse(what, path, reason, todo):  # -> WorkshopError, for the caller to raise
     """The one wording. Example: refuse("answers file", "a.txt", "line 3: expected 'Q: A'",
     "see docs/quiz.md") -> "cannot read answers file 'a.txt': line 3: expected 'Q: A'; see
     docs/quiz.md"."""
-    return WorkshopError(f"cannot read {what} '{printable(path)}': {reason}; {todo}")
+    return WorkshopError(f"cannot read {what} '{printable(path, PATH_LIMIT)}': {reason}; {todo}")
+
+
+class UnreadablePath(ValueError):
+    """A path that cannot even be looked at; its text is the reason, e.g. "the name is too
+    long for the file system", and `todo` what to do."""
+
+    def __init__(self, reason, todo="check the path"):
+        super().__init__(reason)
+        self.todo = todo
+
+
+def stat_kind(path):  # str | Path -> "file", "folder", "other", or None: nothing there
+    """os.stat's answer, following links; UnreadablePath for anything else it can say.
+    Example: stat_kind("a" * 300) -> UnreadablePath("the name is too long for the file
+    system"); a link to nowhere -> None; /dev/zero -> "other"."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise UnreadablePath(*os_reason(exc)) from None
+    except ValueError:  # a NUL byte in the name
+        raise UnreadablePath(_NUL) from None
+    return "folder" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+
+
+def path_kind(path, what):  # -> stat_kind(path), or one refusal naming `what` and the path
+    """Example: path_kind("a" * 300, "model") -> refused: "cannot read model 'aaa…': the name
+    is too long for the file system; check the path"."""
+    try:
+        return stat_kind(path)
+    except UnreadablePath as exc:
+        raise refuse(what, path, str(exc), exc.todo) from None
+
+
+def os_reason(exc):  # an OSError -> (reason, what to do), in this file's words
+    return _OS_REASONS.get(exc.errno, ((exc.strerror or str(exc)).lower(), "check the path"))
 
 
 def read_text(path, what):  # str | Path, e.g. "lesson" -> str
@@ -158,11 +203,9 @@ def _read_bytes(path, what):  # checks 1-2 -> bytes
                 raise _not_regular(what, path, mode)
             data = f.read(MAX_BYTES + 1)
     except OSError as exc:
-        reason, todo = _OS_REASONS.get(exc.errno, ((exc.strerror or str(exc)).lower(),
-                                                   "check the path"))
-        raise refuse(what, path, reason, todo) from None
+        raise refuse(what, path, *os_reason(exc)) from None
     except ValueError:  # a NUL byte in the name
-        raise refuse(what, path, "the name holds a NUL byte", "check the path") from None
+        raise refuse(what, path, _NUL, "check the path") from None
     if len(data) > MAX_BYTES:
         raise _too_big(what, path)
     return data

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from attention_workshop.errors import WorkshopError
-from attention_workshop.userfiles import printable
+from attention_workshop.userfiles import path_kind, printable
 
 FILES = ("config.json", "model.safetensors", "tokenizer.json")
 SHARDED = "model.safetensors.index.json"  # stands for model.safetensors when sharded
@@ -27,12 +27,12 @@ GPT2_REPOS = ("openai-community/gpt2", "gpt2")  # the same files under the new a
 def check_folder(folder):  # str | Path -> Path
     """Return the folder if it holds the three files, else say which are missing."""
     folder = Path(folder)
-    try:
-        missing = [name for name in FILES if not (folder / name).is_file()
-                   and not (name == "model.safetensors" and (folder / SHARDED).is_file())]
-    except PermissionError:
-        raise WorkshopError(f"cannot read model folder '{printable(folder)}': permission "
-                            "denied; check the folder's permissions") from None
+
+    def there(name):  # a name too long, a loop of links, no permission: one line
+        return path_kind(folder / name, "model folder") == "file"
+
+    missing = [name for name in FILES if not there(name)
+               and not (name == "model.safetensors" and there(SHARDED))]
     if missing:
         raise WorkshopError(f"model folder '{printable(folder)}' lacks {', '.join(missing)}; a "
                             "model folder "
@@ -97,9 +97,10 @@ def resolve(name_or_path=DEFAULT, download=False):  # str | Path -> Path
     name = str(name_or_path)
     if name.lower() in KNOWN:
         return KNOWN[name.lower()].folder(download)
-    if Path(name).is_dir():
+    kind = path_kind(name, "model")  # every OSError of looking at it: one line
+    if kind == "folder":
         return check_folder(name)
-    if name.lower().endswith(".gguf") and Path(name).is_file():
+    if name.lower().endswith(".gguf") and kind == "file":
         return Path(name)
     known = ", ".join(f"{k} ({v.checkpoint})" for k, v in KNOWN.items())
     raise WorkshopError(f"unknown model '{printable(name)}'; known models: {known}; or give "

@@ -13,7 +13,14 @@ from pathlib import Path
 
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real.folder_checks import TODO
-from attention_workshop.userfiles import printable, read_json, refuse
+from attention_workshop.userfiles import (
+    UnreadablePath,
+    path_kind,
+    printable,
+    read_json,
+    refuse,
+    stat_kind,
+)
 
 SINGLE = "model.safetensors"
 INDEX = "model.safetensors.index.json"
@@ -21,7 +28,8 @@ INDEX = "model.safetensors.index.json"
 
 def weights_file(folder):  # Path -> the single file, or the index of the shards
     folder = Path(folder)
-    return folder / SINGLE if (folder / SINGLE).is_file() else folder / INDEX
+    return folder / SINGLE if path_kind(folder / SINGLE, "model weights") == "file" \
+        else folder / INDEX
 
 
 def stored_tensors(path):  # Path of a .safetensors or of an index -> {name: Stored}
@@ -77,12 +85,17 @@ def shard_map(index):  # Path of the index -> {tensor name: Path of its shard}, 
             raise refuse("model weights index", index, f"the shard of '{printable(name, 80)}' "
                          "is not a file name", TODO)
         path = index.parent / shard
+        try:  # the name itself first: a NUL byte, or too long for the file system
+            kind = stat_kind(path)
+        except UnreadablePath as exc:
+            raise refuse("model weights index", index, f"shard '{printable(shard, 80)}' "
+                         f"cannot be looked at: {exc}", TODO) from None
         inside = Path(shard).name == shard and path.resolve().parent == folder
         if not inside:
             raise refuse("model weights index", index, f"shard '{printable(shard, 80)}' is "
                          "not a file inside the model folder", TODO)
-        if not path.is_file():
+        if kind != "file":
             raise refuse("model weights index", index, f"shard '{printable(shard, 80)}' is "
-                         "missing", TODO)
+                         + ("missing" if kind is None else "not a regular file"), TODO)
         shards[name] = path
     return shards
