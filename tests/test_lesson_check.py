@@ -115,6 +115,121 @@ def test_and_citation_past_the_end_fails_rather_than_wrapping():
     assert (result.ok, result.detail) == (False, "line 7 is past the end of the log (6 lines)")
 
 
+# --- citations counted in a section ("[S2] line 1" is the line "[S2] next") ----------------
+
+@pytest.mark.parametrize(
+    ("text", "label", "section", "cited"),
+    [
+        ("(cross-check: results.log [S11] line 3):", "[S11] line 3", 11, (3,)),
+        ("(cross-check: results.log [S11] lines 2-4):", "[S11] lines 2-4", 11, (2, 3, 4)),
+        ("(cross-check: results.log [S11] lines 2 and 5).", "[S11] lines 2 and 5", 11, (2, 5)),
+        ("(cross-check: results.log\n[S7]  lines 1\u20132)", "[S7] lines 1-2", 7, (1, 2)),
+        ("(cross-check: results.log [S007] line 02)", "[S7] line 2", 7, (2,)),
+        ("(cross-check: results.log line 28)", "line 28", None, (28,)),
+    ],
+)
+def test_section_citation_forms(text, label, section, cited):
+    [c] = find_citations("Prose first.\n" + text)
+    assert (c.line, c.label, c.section, c.cited) == (2, label, section, cited)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        ["See (cross-check: results.log [S2] lines 1-2):", "", "[S2] next", "  d = 4"],
+        ["See (cross-check: results.log [S1] line 3):", "", "  b = 2"],  # log line 3
+        ["See (cross-check: results.log [S1] lines 2-4):", "", "  b = 2", "  c = 3"],
+        ["See (cross-check: results.log [S1] lines 2 and 4):", "", "  a = 1", "  c = 3"],
+        ["See (cross-check: results.log [S2] line 2). No block follows.", "", "Go."],
+    ],
+)
+def test_section_block_inside_range_passes(body):
+    [result] = check_text(lesson(*body), LOG)
+    assert result.ok, result.detail
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        (["See (cross-check: results.log [S2] line 2):", "", "  a = 1"],  # log line 6 is d
+         "lesson line 3 expected '  a = 1', log line 6 ([S2] line 2) has '  d = 4' (the block "
+         "stands at log lines 2-2)"),
+        (["See (cross-check: results.log [S1] lines 3-4):", "", "  a = 1", "  b = 2"],
+         "lesson line 3 expected '  a = 1', log line 3 ([S1] line 3) has '  b = 2' (the block "
+         "stands at log lines 2-3: [S1] lines 2-3)"),
+        (["See (cross-check: results.log [S2] lines 2-3):", "", "  d = 4"],  # [S2] is lines 5-6
+         "[S2] line 3 is past the section's end ([S2] is log lines 5-6, 2 lines)"),
+        (["See (cross-check: results.log [S1] lines 1 and 5)."],  # [S1] is lines 1-4
+         "[S1] line 5 is past the section's end ([S1] is log lines 1-4, 4 lines)"),
+        (["See (cross-check: results.log [S3] line 1):", "", "  a = 1"],
+         "the log has no section [S3] (no line starts with '[S3]')"),
+        (["See (cross-check: results.log [S21] line 1)."],  # not [S2], not [S1]
+         "the log has no section [S21] (no line starts with '[S21]')"),
+    ],
+)
+def test_section_citation_failures_name_the_section(body, detail):
+    [result] = check_text(lesson(*body), LOG)
+    assert (result.ok, result.detail) == (False, detail)
+
+
+def test_a_section_headed_twice_is_ambiguous():
+    log = [*LOG, "[S1] again", "  b = 2"]
+    [result] = check_text(lesson("See (cross-check: results.log [S1] line 2)."), log)
+    assert (result.ok, result.detail) == (False, "[S1] heads more than one section of the log "
+                                                 "(lines 1 and 7): its lines are ambiguous")
+
+
+def test_a_section_citation_follows_its_section_when_lines_are_inserted_before_it():
+    """The same lesson passes against a log with three lines (and a section) inserted before
+    [S2]; the absolute citation of line 6 ("  d = 4") does not."""
+    text = lesson("See (cross-check: results.log [S2] lines 1-2):", "", "[S2] next", "  d = 4",
+                  "", "And (cross-check: results.log line 6):", "", "  d = 4")
+    moved = [*LOG[:4], "[S90] inserted", "  x", "  y", *LOG[4:]]
+    assert [r.ok for r in check_text(text, LOG)] == [True, True]
+    assert [r.ok for r in check_text(text, moved)] == [True, False]
+
+
+def test_section_citations_in_a_log_with_headers_too_long_for_a_number():
+    """A header of 5,000 digits ends the section before it and heads none a lesson can cite
+    (int() refuses strings over 4,300 digits: it would be a traceback)."""
+    log = ["[S1] a", "  x", "[S" + "9" * 5000 + "] long", "  y"]
+    [result] = check_text(lesson("See (cross-check: results.log [S1] lines 2-3)."), log)
+    assert (result.ok, result.detail) == (False, "[S1] line 3 is past the section's end ([S1] "
+                                                 "is log lines 1-2, 2 lines)")
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ("(cross-check: results.log [S1] line 0)", "cites line 0"),
+    ("(cross-check: results.log [S1] lines 3-2)", "is an impossible range"),
+    ("(cross-check: results.log [S100000] line 2)", "names a section past [S99999]"),
+    ("(cross-check: results.log [S" + "9" * 5000 + "] line 2)", "names a section past [S99999]"),
+    ("(cross-check: results.log [S1] line 100000)", "cites a line past 99999"),
+])
+def test_impossible_section_citation_raises(text, why):
+    with pytest.raises(WorkshopError, match="^cannot read lesson 'notes.txt': line 2: ") as e:
+        find_citations("Intro.\n" + text, "notes.txt")
+    assert why in str(e.value) and len(str(e.value)) < 300
+
+
+def test_numbers_with_thousands_of_leading_zeros_are_read_not_a_traceback():
+    [c, d] = find_citations("(cross-check: results.log line " + "0" * 5000 + "2)\n"
+                            "(cross-check: results.log [S" + "0" * 5000 + "1] line 2)\n")
+    assert (c.cited, d.section, d.cited) == ((2,), 1, (2,))
+
+
+def test_many_section_citations_find_the_sections_once(monkeypatch):
+    """40,000 citations of [S2] in a 100,000-line log: the log's sections are found once."""
+    from attention_workshop import lesson_check
+
+    calls = []
+    real = lesson_check.section_spans
+    monkeypatch.setattr(lesson_check, "section_spans", lambda log: calls.append(1) or real(log))
+    log = ["[S1] head", *(f"  v {i}" for i in range(99_997)), "[S2] last", "  end"]
+    text = "Cited:\n" + "see (cross-check: results.log [S2] lines 1-2)\n" * 40_000
+    results = check_text(text, log)
+    assert len(results) == 40_000 and all(r.ok for r in results) and calls == [1]
+
+
 @st.composite
 def log_and_citation(draw):
     """A log of distinct indented lines, a cited range A-B, and a block [i, j] inside it."""

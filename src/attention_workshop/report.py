@@ -1,10 +1,17 @@
 """The line-numbered results log and the one table style every module prints with.
 
-Lessons cite the log by line number, so `Log.expect_line` pins each cited block
-to its line: a change that shifts a citation fails loudly instead of silently.
+Lessons cite the log by line number: "results.log lines 64-71" (Modules 0-2, lines 1-80,
+which never move) or, relative to a section, "results.log [S11] lines 2-4" (line 1 is the
+section's header line). `Log.expect_line` pins a cited block to its line, absolute or in
+its section, so a change that shifts a citation fails loudly instead of silently; a module
+inserted between two others moves only absolute line numbers after it, never a section's.
 """
 
+import re
 from decimal import ROUND_HALF_UP, Decimal
+
+SECTION_HEAD = re.compile(r"\[S(\d+)\]")  # a section's header line starts so, at column 0
+SECTION_DIGITS = 9  # a longer number heads no section a citation can name (int() stays cheap)
 
 
 class Log:
@@ -12,6 +19,7 @@ class Log:
 
     def __init__(self):
         self.lines = []
+        self.starts = {}  # section number -> the 1-based line of its header
 
     def __call__(self, text=""):
         self.lines.append(text)
@@ -20,17 +28,62 @@ class Log:
         self.lines.extend(lines)
 
     def section(self, number, title):
-        """A section header at column 0, e.g. `[S5] why scores are divided by sqrt(d_k)`."""
+        """A section header at column 0, e.g. `[S5] why scores are divided by sqrt(d_k)`.
+        A number heads one section only: "[S7] line 2" must name one line."""
+        if number in self.starts:
+            raise AssertionError(f"log layout: [S{number}] already heads line "
+                                 f"{self.starts[number]}; give the new section its own number")
+        self.starts[number] = len(self.lines) + 1
         self(f"[S{number}] {title}")
 
-    def expect_line(self, number):
-        """Assert the next line written will be line `number` (1-based)."""
+    def expect_line(self, number, section=None):
+        """Assert the next line written will be line `number` (1-based) of the log or, given
+        `section`, line `number` of section [S`section`], the one being written (its header
+        is line 1). Example: after log.section(7, "heads") and log("  a"), the next line is
+        line 3 of [S7]: log.expect_line(3, section=7) holds, log.expect_line(2, section=7)
+        raises."""
         actual = len(self.lines) + 1
-        if actual != number:
-            raise AssertionError(f"log layout drifted: next line is {actual}, expected {number}")
+        if section is None:
+            if actual != number:
+                raise AssertionError(f"log layout drifted: next line is {actual}, "
+                                     f"expected {number}")
+            return
+        start = self.starts.get(section)
+        if start is None or start != max(self.starts.values()):
+            raise AssertionError(f"log layout drifted: the section being written is not "
+                                 f"[S{section}]")
+        if actual - start + 1 != number:
+            raise AssertionError(f"log layout drifted: next line is line {actual - start + 1} "
+                                 f"of [S{section}], expected {number}")
+
+    def expect_section(self, number):
+        """Assert the next line written may head section [S`number`]: no line heads it yet.
+        A module pins its first line so, not by its absolute number, so that a module
+        inserted before it moves none of its section-relative citations.
+        Example: log.expect_section(6) holds on a new Log; after log.section(6, "x") it raises."""
+        if number in self.starts:
+            raise AssertionError(f"log layout drifted: [S{number}] already heads line "
+                                 f"{self.starts[number]}, expected it next (line "
+                                 f"{len(self.lines) + 1})")
 
     def text(self):
         return "\n".join(self.lines) + "\n"
+
+
+def section_spans(lines):  # [str] -> {number: [(first, last), ...]}: 1-based, inclusive
+    """Where each section of a log stands: from its header line to the line before the next
+    header (or the log's end). A number heading two sections lists both, so that a citation
+    of it can say so. One pass, whatever the log's length.
+    Example: section_spans(["[S1] a", "  x", "[S2] b"]) -> {1: [(1, 2)], 2: [(3, 3)]}."""
+    heads = [(i + 1, m[1]) for i, line in enumerate(lines)
+             if line.startswith("[S") and (m := SECTION_HEAD.match(line))]
+    spans = {}
+    for k, (first, digits) in enumerate(heads):
+        last = heads[k + 1][0] - 1 if k + 1 < len(heads) else len(lines)
+        digits = digits.lstrip("0") or "0"
+        if len(digits) <= SECTION_DIGITS:
+            spans.setdefault(int(digits), []).append((first, last))
+    return spans
 
 
 def fmt_list(values, decimals=3):

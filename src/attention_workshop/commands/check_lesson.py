@@ -7,7 +7,8 @@ from attention_workshop.files import DEFAULT_OUT
 
 # check-lesson has no --out: when it cannot write the log it makes, it says what it can take
 NO_LOG_TODO = "give an existing log with --log PATH, or run check-lesson where you can write"
-HELP = "check that every 'cross-check: results.log lines A-B' in a lesson matches the log"
+HELP = ("check that every 'cross-check: results.log lines A-B' (or '[S7] lines A-B', counted "
+        "in that section) in a lesson matches the log")
 
 
 def add_arguments(parser):
