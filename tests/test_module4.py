@@ -120,3 +120,20 @@ def test_the_chats_cache_holds_what_transformers_cache_holds_after_generating(mo
     line = next(x for x in lines if "KV cache at the end" in x)
     assert line.startswith(f"  the chat's KV cache at the end: {their[2]} tokens (") \
         and f"= {their[2] * per:,} bytes" in line
+
+
+def test_quiz4_takes_its_numbers_as_the_log_prints_them(module_run):
+    """Question 2's answer typed as the log and the explanation write it ("46,080") is right;
+    question 3 says the first token's row is [1, 0, 0] in every causal head, not a random one."""
+    from attention_workshop.quiz import module4 as quiz4
+    from attention_workshop.quiz.question import grade, read_answer
+
+    result, lines = module_run
+    questions = quiz4.questions({module4.Result: result})
+    per_token = 2 * 30 * 3 * 64 * 4  # by hand
+    assert f"= {per_token:,} bytes" in questions[1].explanation
+    assert f"= {per_token:,} bytes" in lines[5]  # [S10]'s cache line spells it the same way
+    assert grade(questions[1], read_answer(questions[1], f"{per_token:,}")) == "right"
+    assert "random" not in questions[2].explanation
+    assert "its row is [1.0, 0.0, 0.0] in every causal head, here in all 270" \
+        in questions[2].explanation

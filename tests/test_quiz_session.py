@@ -62,7 +62,17 @@ def test_unreadable_letters(typed):
         read_answer(Question("p", "b", "w", ("x", "y", "z")), typed)
 
 
-@pytest.mark.parametrize("typed", ["abc", "0.5.1", "1e-1", "", "0,5"])
+@pytest.mark.parametrize("typed, verdict", [
+    ("46,080", "right"), ("46080", "right"), ("+46,080", "right"), ("46,080.0", "right"),
+    ("46,081", "wrong"), ("4,608", "wrong")])
+def test_a_whole_number_grouped_by_commas_as_the_log_prints_it(typed, verdict):
+    """Module 4's bytes a token: 2 x 30 x 3 x 64 x 4 = 46080, which the log writes 46,080."""
+    per_token = Question("bytes a token?", float(2 * 30 * 3 * 64 * 4), "w", decimals=0)
+    assert grade(per_token, read_answer(per_token, typed)) == verdict
+
+
+@pytest.mark.parametrize("typed", ["abc", "0.5.1", "1e-1", "", "0,5", "46,08", "4,6080",
+                                   ",080", "46,,080", "046,080"])
 def test_unreadable_numbers(typed):
     with pytest.raises(ValueError, match="a number"):
         read_answer(SHARE, typed)

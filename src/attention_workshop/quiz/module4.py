@@ -6,7 +6,6 @@ own NumPy code) and the core's attention functions.
 
 import numpy as np
 
-from attention_workshop.attention import causal_mask, scaled_dot_product_attention
 from attention_workshop.modules import module4
 from attention_workshop.quiz.question import Question, choice
 from attention_workshop.real.decode import cache_bytes
@@ -22,8 +21,8 @@ def questions(results):  # {Result class: Result} -> [Question]
     induction, previous, sink = (m4.patterns[k] for k in ("induction", "previous", "sink"))
     top_lay, top_head, top_score = induction.top[0]
     T = len(m4.river.tokens)
-    _, weights = scaled_dot_product_attention(*np.random.default_rng(0).standard_normal(
-        (3, T, cfg.d_head)), mask=causal_mask(T))
+    first_row = m4.river.attentions[0, 0, 0].round(3).tolist()  # [T]; the choice below checks
+    #           that every head's first row is this one (nothing after the first token)
     bank = T - 1  # "the river bank": bank is the last token
     return [
         Question(
@@ -49,7 +48,8 @@ def questions(results):  # {Result class: Result} -> [Question]
             and np.all(m4.river.attentions[:, :, bank, :] > 0) else 1,
             "The causal mask sets every later token's score to -inf, so its weight is exactly "
             f"0; bank is the last token, so it sees all {T}. The first token can only look at "
-            f"itself: in a random causal head its row is {weights[0].round(3).tolist()}."),
+            f"itself: its row is {first_row} in every causal head, here in all "
+            f"{m4.river.attentions.shape[0] * m4.river.attentions.shape[1]} of SmolLM2's."),
         choice(
             f"Rotary positions: the same query and key, turned as if at positions (3, 0), "
             f"(53, 50) and (503, 500), score {same[0]:.3f} each. What decides a score?",

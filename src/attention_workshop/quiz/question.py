@@ -7,6 +7,7 @@ printed value exactly (0.4 for 0.40). A coarser answer that rounds the true valu
 correctly is "close": not counted, and the learner is asked for the lesson's decimals.
 Example, true value 0.49771 printed as 0.498: "0.498", "0.4977", "0.497", "0.499" and
 "49.8%" are right; "0.5" and "50%" are close; "0.49", "0.4" and "0.496" are wrong.
+A whole part may be grouped by commas in threes, as the log prints it: "46,080" is 46080.
 Choices: a letter, "b", "B", "(b)" or "b)".
 """
 
@@ -14,7 +15,8 @@ import re
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
-_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)%?")
+# digits, or digits grouped by commas in threes as the log prints them ("46,080"; "0,5" is not)
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|[1-9]\d{0,2}(,\d{3})+(\.\d*)?|\.\d+)%?")
 _LETTER = re.compile(r"\(?([a-zA-Z])[).]?")
 
 
@@ -59,7 +61,8 @@ def choice(prompt, options, correct, explanation):  # correct: index into option
 
 
 def read_answer(question, text):  # -> float | str, or ValueError naming what is expected
-    """Check the form only. Example: number question, " 49.8% " -> "49.8%"; choice, "(B)" -> "b"."""
+    """Check the form only. Example: number question, " 49.8% " -> "49.8%", "46,080" ->
+    "46,080"; choice, "(B)" -> "b"."""
     text = text.strip()
     if question.choices:
         m = _LETTER.fullmatch(text)
@@ -97,7 +100,7 @@ def is_right(question, value):  # value from read_answer -> bool
 
 def _number(text):  # "49.8%" -> (Decimal("0.498"), 3); "0.5" -> (Decimal("0.5"), 1)
     percent = text.endswith("%")
-    digits = text.rstrip("%")
+    digits = text.rstrip("%").replace(",", "")  # "46,080" -> "46080" (read_answer checked it)
     decimals = len(digits.split(".")[1]) if "." in digits else 0
     value = Decimal(digits)  # exact: the decimals typed are the decimals graded
     return (value.scaleb(-2), decimals + 2) if percent else (value, decimals)
