@@ -54,3 +54,39 @@ def run_installed(argv, cwd, **kwargs):  # the installed script, as a shell runs
     script = os.path.join(os.path.dirname(sys.executable), "attention-workshop")
     return subprocess.run([script, *argv], cwd=cwd, capture_output=True, text=True,
                           timeout=TIMEOUT, **kwargs)
+
+
+# --- GGUF metadata and blocks ---
+
+def tiny_gguf(path, qtype=None, inf_row=False, **meta):  # -> path of a tiny Llama GGUF
+    import numpy as np
+    from tiny_gguf import weights_of, write_llama
+
+    weights = weights_of()
+    if inf_row:  # one row of a quantized matrix: its blocks' scales become inf
+        weights["model.layers.0.mlp.up_proj.weight"][0, :] = np.inf
+    with np.errstate(all="ignore"):  # gguf's quantize warns of the inf it writes
+        write_llama(path, qtype=qtype, weights=weights, meta=meta)
+    return path
+
+
+@pytest.mark.parametrize("meta", [{"llama.vocab_size": 26, "tokenizer.ggml.tokens": 5},
+                                  {"tokenizer.ggml.tokens": 5}],
+                         ids=["with vocab_size", "without"])
+def test_tokens_stored_as_a_number(meta, tmp_path, capsys):
+    path = tiny_gguf(tmp_path / "m.gguf", **meta)
+    err = assert_one_line_refusal(["generate", "the bank", "--model", path, "--tokens", "2"],
+                                  tmp_path, capsys, "cannot read GGUF file")
+    assert "tokenizer.ggml.tokens is not a list of strings" in err or "for missing tokens" in err
+
+
+@pytest.mark.parametrize("alignment", [None, 1], ids=["aligned", "general.alignment 1"])
+def test_inf_in_a_quantized_block_prints_no_numpy_warning(alignment, tmp_path):
+    import gguf
+
+    path = tiny_gguf(tmp_path / "m.gguf", gguf.GGMLQuantizationType.Q8_0, inf_row=True,
+                     **({} if alignment is None else {"general.alignment": alignment}))
+    done = run_installed(["generate", "the bank", "--model", str(path)], tmp_path)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.count("\n") == 1 and "Warning" not in done.stderr, done.stderr
+    assert "holds NaN or infinity" in done.stderr

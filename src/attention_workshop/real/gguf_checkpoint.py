@@ -150,7 +150,8 @@ def llama_config(gguf):  # GGUF -> config dict in LlamaConfig's keys, every valu
             raise refuse("GGUF file", path, f"{arch}.{name} is {_shown(value)}; the Llama read "
                          f"here needs {_shown(wanted)}", "give a plain Llama GGUF")
     embedding = gguf.tensors.get("token_embd.weight")
-    vocab = meta.get(f"{arch}.vocab_size", len(meta.get("tokenizer.ggml.tokens") or ()))
+    tokens = meta.get("tokenizer.ggml.tokens")  # a number there is refused with the tokenizer
+    vocab = meta.get(f"{arch}.vocab_size", len(tokens) if isinstance(tokens, list) else MISSING)
     if embedding is None or not _whole(vocab) or embedding.shape[0] != vocab:
         raise refuse("GGUF file", path, f"its token embedding "
                      f"{'is missing' if embedding is None else f'has {embedding.shape[0]} rows'}"
@@ -211,8 +212,9 @@ def _numbers(gguf, name, config, dtype):  # -> (the tensor dequantized, its byte
     from attention_workshop.real.checkpoint import all_finite
 
     raw = gguf.raw(name)
-    try:
-        w = dequantize(raw, gguf.tensors[name].qtype)
+    try:  # a NaN or inf in a block is refused below: numpy's warning about it is not shown
+        with np.errstate(all="ignore"):
+            w = dequantize(raw, gguf.tensors[name].qtype)
     except (ValueError, NotImplementedError) as exc:
         raise refuse("GGUF file", gguf.path, f"the tensor '{name}' cannot be dequantized "
                      f"({printable(str(exc), 80)})", TODO) from None
