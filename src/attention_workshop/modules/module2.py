@@ -123,4 +123,5 @@ def log_scaling(log):  # Log -> Scaling
     for d, std, unscaled, scaled in zip(s.dims, s.std, s.unscaled, s.scaled, strict=True):
         log(f"  d = {d:3d}: dot-product std = {std:6.2f}  (sqrt(d) = {np.sqrt(d):5.2f}) | "
             f"avg top weight: unscaled = {unscaled:.3f}, scaled = {scaled:.3f}")
+    log.expect_line(81)  # lines 1-80 are Modules 0-2's, cited by number: whatever follows
     return s
