@@ -40,7 +40,7 @@ print(f"d_k = {cfg.d_model} / {cfg.n_head} = {cfg.d_head}; "
 # `W_K` and `W_V`, each turning the 384 numbers of a token into 32: the wired head's job,
 # at scale and learned from text. Around the heads sit parts our toy head did without
 # (biases, an output matrix `W_O`, layer norms, a small MLP), but the attention itself is
-# Module 2's formula (cross-check: results.log lines 81-84):
+# Module 2's formula (cross-check: results.log [S6] lines 1-4):
 #
 # ```text
 # [S6] Module 3: the real thing (all-MiniLM-L6-v2, run by our own NumPy code)
@@ -65,7 +65,7 @@ for result in (river, money):
 # %% [markdown]
 # Five tokens each: the tokenizer adds `[CLS]` in front and `[SEP]` at the end, and
 # `bank` is token 3 with id 2924 in both. The model's input for bank is as blind to the
-# sentence as our table was (cross-check: results.log lines 85-87):
+# sentence as our table was (cross-check: results.log [S6] lines 5-7):
 #
 # ```text
 #   real tokens, "the river bank": [CLS] the river bank [SEP]  (ids 101 1996 2314 2924 102)
@@ -132,7 +132,7 @@ layer_by_head([('"bank" -> "river"', river.attentions[:, :, b, river.tokens.inde
 
 # %% [markdown]
 # A few heads send bank almost entirely to its topic word, and most heads barely look at
-# it: the mean is below an even split (cross-check: results.log lines 88-92):
+# it: the mean is below an even split (cross-check: results.log [S7] lines 1-5):
 #
 # ```text
 # [S7] which heads send "bank" to its topic word (layers and heads count from 0)
@@ -153,7 +153,7 @@ weight_grid([(f"layer 0, head {h}", river.tokens, river.attentions[0, h]) for h 
 # %% [markdown]
 # L0 H2 sends *every* token to the token just before it: a previous-token head. It found
 # river only because river happens to stand right before bank. L0 H4's table has no such
-# diagonal: bank's row alone points at river (cross-check: results.log lines 93-106):
+# diagonal: bank's row alone points at river (cross-check: results.log [S7] lines 6-19):
 #
 # ```text
 #   L0 H2 on "the river bank" (previous-token head: every word looks at the word before it):
@@ -249,7 +249,7 @@ for layer in range(cfg.n_layer):  # hidden_states[0] is the input; [layer + 1] i
 
 # %% [markdown]
 # From the first layer on, bank's vector depends on its sentence: the cosine drops to about
-# 0.9 and stays there (cross-check: results.log lines 107-115):
+# 0.9 and stays there (cross-check: results.log [S8] lines 1-9):
 #
 # ```text
 # [S8] bank's vector, river sentence vs money sentence: cosine similarity
@@ -287,7 +287,7 @@ for layer, s in enumerate(scores):
 # %% [markdown]
 # Learned scores spread more widely than random ones (7 to 20 instead of 5.66): training
 # makes heads decisive on purpose. The division still pulls every layer's top share down
-# from near 1, leaving room to blend (cross-check: results.log lines 116-125):
+# from near 1, leaving room to blend (cross-check: results.log [S9] lines 1-10):
 #
 # ```text
 # [S9] [S5] again, on the model's real queries and keys (d_k = 32)
