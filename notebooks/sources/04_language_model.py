@@ -79,7 +79,7 @@ for result in (river, money):
 # %% [markdown]
 # Three tokens: nothing is added at the start or the end, and `Ġ` marks the space before a
 # word (a byte-level tokenizer keeps spaces inside tokens). bank is token 2, id 5461, in
-# both (cross-check: results.log lines 126-134):
+# both (cross-check: results.log [S10] lines 1-9):
 #
 # ```text
 # [S10] Module 4: a language model that writes (SmolLM2-135M-Instruct, run by our own NumPy code)
@@ -174,7 +174,7 @@ rotary = (same, score(8, 0))  # what Module 4 keeps of this section
 # %% [markdown]
 # Wherever the pair stands, only m - n counts: turning both by the same extra angle leaves
 # their dot product alone. So the model learns "the word 3 back", not "the word at
-# position 50" (cross-check: results.log lines 135-138):
+# position 50" (cross-check: results.log [S11] lines 1-4):
 #
 # ```text
 # [S11] rotary positions: a score depends on the distance between two tokens, not on where they are
@@ -220,7 +220,7 @@ pattern_grids(m4, None)
 # %% [markdown]
 # A handful of heads in layers 17-18 copy; previous-token heads are few and scattered;
 # resting on the first token is common, in most layers from layer 3 on
-# (cross-check: results.log lines 156-160):
+# (cross-check: results.log [S14] lines 1-5):
 #
 # ```text
 # [S14] heads found by pattern, on 50 random tokens repeated once (heads count from 0)
@@ -275,7 +275,7 @@ m4 = replace(m4, to_river=to_topic["Ġriver"], to_money=to_topic["Ġmoney"])
 # The same heads win for river and money, and each is a previous-token head (its score on
 # random tokens is high): they take the word before bank, whatever it is. Most of bank's
 # weight rests on "the". The heads that look by content are further down the list
-# (cross-check: results.log lines 139-146):
+# (cross-check: results.log [S12] lines 1-8):
 #
 # ```text
 # [S12] bank in a decoder: it can only look back, at "the" and its topic word
@@ -346,7 +346,7 @@ m4 = replace(m4, answer=answer)
 # At "financial" they look back at "bank", the one it has just written in "A bank is a"
 # (position 36: the prompt fills 0 to 34, "A" is 35), the word it is defining; `Ċ` is a line
 # break. Both continuations, their ids, and the cache's size at the end (cross-check:
-# results.log lines 147-155):
+# results.log [S13] lines 1-9):
 #
 # ```text
 # [S13] it writes: greedy decoding with the KV cache, one token at a time
@@ -407,7 +407,7 @@ for name, s in (("layer 0", masked[:1]), ("layer 15", masked[15:16]),
 # %% [markdown]
 # Learned scores spread two to four times wider than random ones, as in MiniLM: training
 # makes heads decisive. Without the division the top weight would take nearly the whole
-# row; with it, about half, leaving room to blend (cross-check: results.log lines 161-167):
+# row; with it, about half, leaving room to blend (cross-check: results.log [S15] lines 1-7):
 #
 # ```text
 # [S15] [S5] again, on SmolLM2's real queries and keys (d_k = 64)
