@@ -31,7 +31,7 @@ def test_public_api_keeps_its_names_and_fields():
     assert DEFAULT == "minilm" and DEFAULT in KNOWN
     assert [f.name for f in fields(RunResult)] == [
         "tokens", "ids", "special", "attentions", "hidden", "hidden_states", "queries", "keys",
-        "values", "head"]
+        "values", "head_outputs", "head"]
     assert [f.name for f in fields(Model)] == ["name", "config", "weights", "tokenizer", "fast",
                                                "eos_id", "chat_template", "blocks"]
 

@@ -4,8 +4,8 @@ Weights keep the checkpoint's names, e.g. `encoder.layer.0.attention.self.query.
 torch's Linear stores W as [out, in], so a layer computes x @ W.T + b.
 """
 
-from attention_workshop.attention import scaled_dot_product_attention
 from attention_workshop.real.families import layer_weights
+from attention_workshop.real.hooks import NO_HOOKS, hooked_attention
 from attention_workshop.real.layers import ACTIVATION, layer_norm, merge_heads, split_heads
 from attention_workshop.real.trace import Trace
 
@@ -66,40 +66,40 @@ def embed(w, cfg, ids):  # {name: array}, ModelConfig, [T] ints -> [T, d_model]
     return layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], cfg.eps)
 
 
-def self_attention(x, layer, n_head):
-    # [T, d_model] -> ([T, d_model], weights [n_head, T, T], q, k, v each [n_head, T, d_head])
+def self_attention(x, layer, n_head, hook):  # [T, d_model], layer hook points -> [T, d_model]
     """Learned W_Q, W_K, W_V (with biases), heads split, scaled dot-product attention, W_O."""
     q, k, v = (split_heads(linear(x, layer[f"attention.self.{name}.weight"],
                                   layer[f"attention.self.{name}.bias"]), n_head)
                for name in ("query", "key", "value"))  # [T, d_model] -> [n_head, T, d_head]
-    out, weights = scaled_dot_product_attention(q, k, v)  # no mask: both directions
+    q, k, v = hook("attn.hook_q", q), hook("attn.hook_k", k), hook("attn.hook_v", v)
+    out, _ = hooked_attention(q, k, v, None, hook)  # no mask: both directions
     out = merge_heads(out)  # [n_head, T, d_head] -> [T, d_model]
-    out = linear(out, layer["attention.output.dense.weight"], layer["attention.output.dense.bias"])
-    return out, weights, q, k, v
+    return linear(out, layer["attention.output.dense.weight"],
+                  layer["attention.output.dense.bias"])
 
 
-def encoder_layer(x, layer, cfg):
-    # [T, d_model] -> ([T, d_model], weights [n_head, T, T], q, k, v [n_head, T, d_head])
+def encoder_layer(x, layer, cfg, hook):  # [T, d_model], layer hook points -> [T, d_model]
     """Post-norm block: x = LN(x + attention(x)); x = LN(x + MLP(x))."""
-    a, weights, q, k, v = self_attention(x, layer, cfg.n_head)
+    a = hook("hook_attn_out", self_attention(x, layer, cfg.n_head, hook))
     x = layer_norm(x + a, layer["attention.output.LayerNorm.weight"],
                    layer["attention.output.LayerNorm.bias"], cfg.eps)
     h = linear(x, layer["intermediate.dense.weight"], layer["intermediate.dense.bias"])
     h = ACTIVATION[cfg.activation](h)  # [T, d_mlp]
     m = linear(h, layer["output.dense.weight"], layer["output.dense.bias"])  # [T, d_model]
-    x = layer_norm(x + m, layer["output.LayerNorm.weight"], layer["output.LayerNorm.bias"],
-                   cfg.eps)
-    return x, weights, q, k, v
+    m = hook("hook_mlp_out", m)
+    return hook("hook_resid_post", layer_norm(x + m, layer["output.LayerNorm.weight"],
+                                              layer["output.LayerNorm.bias"], cfg.eps))
 
 
-def forward(w, cfg, ids):  # weights, ModelConfig, [T] ints -> dict of arrays (families.py)
+def forward(w, cfg, ids, hooks=None):  # weights, ModelConfig, [T] ints, hooks.Hooks or None
+    # -> dict of arrays (families.py)
     """hidden_states [n_layer + 1, T, d_model] (embeddings, then after each layer, as
     transformers' BertModel reports them), attentions [n_layer, n_head, T, T] and each
     layer's queries, keys and values [n_layer, n_head, T, d_head]."""
     x = embed(w, cfg, ids)
     trace = Trace(cfg, len(ids), x.dtype)
-    trace.embeddings(x)
+    hooks = (hooks or NO_HOOKS).then(trace.hooks())  # the caller's first: the trace keeps theirs
+    x = hooks("hook_embed", x)
     for i in range(cfg.n_layer):
-        x, *seen = encoder_layer(x, layer_weights(w, f"encoder.layer.{i}."), cfg)
-        trace.layer(i, x, *seen)
+        x = encoder_layer(x, layer_weights(w, f"encoder.layer.{i}."), cfg, hooks.layer(i))
     return trace.result()

@@ -15,6 +15,7 @@ from attention_workshop.userfiles import refuse
 
 # how a field's value is checked; any other field is a size (a whole number >= 1)
 KINDS = {"eps": "epsilon", "rope_theta": "number", "tied": "flag", "bias": "flag",
+         "out_bias": "flag",
          "activation": tuple(ACTIVATION), "norm": ("layer", "rms"),
          "positions": ("learned", "rotary")}
 
@@ -40,7 +41,8 @@ class ModelConfig:
     rope_theta: float = 10000.0  # rotary's base: pair i turns by position / theta^(2i/d_head)
     gated: bool = False  # the MLP is down(act(gate x) * up x) (SwiGLU), not W_2 act(W_1 x)
     tied: bool = True  # the output head is the token embedding (a decoder's logits)
-    bias: bool = True  # the attention's projections have biases
+    bias: bool = True  # the attention's q, k and v projections have biases
+    out_bias: bool = True  # its output projection (W_O) has one (Qwen2: q, k, v do, o not)
 
 
 def lookup(raw, key):  # dict, "rope_parameters.rope_theta" -> the value, or MISSING

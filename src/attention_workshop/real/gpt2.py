@@ -8,8 +8,9 @@ embedding (tied): the next token's logits are ln_f(x) @ wte.T.
 
 import numpy as np
 
-from attention_workshop.attention import causal_mask, scaled_dot_product_attention
+from attention_workshop.attention import causal_mask
 from attention_workshop.real.families import layer_weights
+from attention_workshop.real.hooks import NO_HOOKS, hooked_attention
 from attention_workshop.real.layers import (
     ACTIVATION,
     layer_norm,
@@ -54,43 +55,43 @@ def conv1d(x, w, b):  # [T, in], [in, out], [out] -> [T, out]
     return x @ w + b
 
 
-def self_attention(x, block, n_head, mask):
-    # [T, d_model], [T, T] bool -> ([T, d_model], [n_head, T, T], [n_head, T, d_head] x 3)
+def self_attention(x, block, n_head, mask, hook):
+    # [T, d_model], [T, T] bool, the layer's hook points -> [T, d_model]
     """One projection gives Q, K, V; heads split; masked scaled dot-product attention; W_O."""
     qkv = conv1d(x, block["attn.c_attn.weight"], block["attn.c_attn.bias"])  # [T, 3 * d_model]
     q, k, v = (split_heads(part, n_head) for part in np.split(qkv, 3, axis=-1))
     # [T, d_model] -> [n_head, T, d_head] each
-    out, weights = scaled_dot_product_attention(q, k, v, mask)  # mask: causal_mask(T)
+    q, k, v = hook("attn.hook_q", q), hook("attn.hook_k", k), hook("attn.hook_v", v)
+    out, _ = hooked_attention(q, k, v, mask, hook)  # mask: causal_mask(T)
     out = merge_heads(out)  # [n_head, T, d_head] -> [T, d_model]
-    out = conv1d(out, block["attn.c_proj.weight"], block["attn.c_proj.bias"])
-    return out, weights, q, k, v
+    return conv1d(out, block["attn.c_proj.weight"], block["attn.c_proj.bias"])
 
 
-def transformer_block(x, block, cfg, mask):
-    # [T, d_model], [T, T] bool -> ([T, d_model], weights, q, k, v each [n_head, T, d_head])
+def transformer_block(x, block, cfg, mask, hook):  # [T, d_model], [T, T] bool -> [T, d_model]
     """Pre-norm block: x = x + attention(LN(x)); x = x + MLP(LN(x))."""
-    a, weights, q, k, v = self_attention(
-        layer_norm(x, block["ln_1.weight"], block["ln_1.bias"], cfg.eps), block, cfg.n_head, mask)
-    x = x + a
+    a = self_attention(layer_norm(x, block["ln_1.weight"], block["ln_1.bias"], cfg.eps), block,
+                       cfg.n_head, mask, hook)
+    x = x + hook("hook_attn_out", a)
     h = layer_norm(x, block["ln_2.weight"], block["ln_2.bias"], cfg.eps)
     h = ACTIVATION[cfg.activation](conv1d(h, block["mlp.c_fc.weight"], block["mlp.c_fc.bias"]))
-    x = x + conv1d(h, block["mlp.c_proj.weight"], block["mlp.c_proj.bias"])  # [T, d_model]
-    return x, weights, q, k, v
+    m = conv1d(h, block["mlp.c_proj.weight"], block["mlp.c_proj.bias"])  # [T, d_model]
+    return hook("hook_resid_post", x + hook("hook_mlp_out", m))
 
 
-def forward(w, cfg, ids):  # weights, ModelConfig, [T] ints -> dict of arrays (families.py)
+def forward(w, cfg, ids, hooks=None):  # weights, ModelConfig, [T] ints, hooks.Hooks or None
+    # -> dict of arrays (families.py)
     """hidden_states [n_layer + 1, T, d_model] (as transformers' GPT2Model reports them: the
     embeddings, each block's input, and the last block's output after ln_f), attentions
     [n_layer, n_head, T, T] and queries, keys and values [n_layer, n_head, T, d_head]."""
     T = len(ids)
     x = w["wte.weight"][ids] + w["wpe.weight"][:T]  # [T, d_model]
     trace, mask = Trace(cfg, T, x.dtype), causal_mask(T)  # mask [T, T]: i sees 0..i
-    trace.embeddings(x)
+    hooks = (hooks or NO_HOOKS).then(trace.hooks())  # the caller's first: the trace keeps theirs
+    x = hooks("hook_embed", x)
     for i in range(cfg.n_layer):
-        x, *seen = transformer_block(x, layer_weights(w, f"h.{i}."), cfg, mask)
-        if i == cfg.n_layer - 1:  # the last block's output, which GPT-2 reports after ln_f
-            x = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], cfg.eps)
-        trace.layer(i, x, *seen)
+        x = transformer_block(x, layer_weights(w, f"h.{i}."), cfg, mask, hooks.layer(i))
+    # the last block's output, as GPT-2 reports it: after ln_f
+    hooks("ln_final.hook_normalized", layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], cfg.eps))
     return trace.result()
 
 

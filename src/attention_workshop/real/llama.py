@@ -18,6 +18,7 @@ import numpy as np
 
 from attention_workshop.attention import scaled_dot_product_attention
 from attention_workshop.real.families import layer_weights
+from attention_workshop.real.hooks import NO_HOOKS, hooked_attention
 from attention_workshop.real.layers import (
     ACTIVATION,
     merge_heads,
@@ -38,11 +39,12 @@ CONFIG_KEYS = {"n_layer": "num_hidden_layers", "n_head": "num_attention_heads",
                "n_ctx": "max_position_embeddings", "n_vocab": "vocab_size",
                "eps": "rms_norm_eps", "activation": "hidden_act",
                "rope_theta": ("rope_theta", "rope_parameters.rope_theta"),
-               "tied": "tie_word_embeddings", "bias": "attention_bias"}
+               "tied": "tie_word_embeddings", "bias": "attention_bias",
+               "out_bias": "attention_bias"}  # one key for the four projections' biases
 # transformers' LlamaConfig's defaults, and what every Llama is
 DEFAULTS = {"n_type": 0, "n_kv_head": None, "d_head": None, "n_ctx": 2048, "eps": 1e-6,
             "activation": "silu", "rope_theta": 10000.0, "tied": False, "bias": False,
-            "norm": "rms", "positions": "rotary", "gated": True}
+            "out_bias": False, "norm": "rms", "positions": "rotary", "gated": True}
 # rotary variants (linear, dynamic, yarn, llama3 scaling) and MLP biases: code we do not have
 REQUIRED = {"rope_scaling": None, "rope_parameters.rope_type": "default", "mlp_bias": False}
 PREFIX = "model."  # LlamaForCausalLM nests the model under it (lm_head stays outside)
@@ -65,34 +67,38 @@ def tensor_shapes(cfg):  # ModelConfig -> {checkpoint name: shape}
             f"{p}mlp.gate_proj.weight": (F, D), f"{p}mlp.up_proj.weight": (F, D),
             f"{p}mlp.down_proj.weight": (D, F),
         }
-        if cfg.bias:
+        if cfg.bias:  # q, k, v's biases
             shapes |= {f"{p}self_attn.{n}_proj.bias": (size,)
-                       for n, size in (("q", Q), ("k", KV), ("v", KV), ("o", D))}
+                       for n, size in (("q", Q), ("k", KV), ("v", KV))}
+        if cfg.out_bias:
+            shapes[f"{p}self_attn.o_proj.bias"] = (D,)
     return shapes
 
 
-def linear(x, layer, name):  # [T, in], layer's weights, "self_attn.q_proj" -> [T, out]
+def linear(x, layer, name, bias):  # [T, in], layer's weights, "self_attn.q_proj", has a bias
+    # -> [T, out]
     y = x @ layer[f"{name}.weight"].T
-    bias = layer.get(f"{name}.bias")
-    return y if bias is None else y + bias
+    return y + layer[f"{name}.bias"] if bias else y
 
 
-def self_attention(x, layer, cfg, cos, sin, past, attend=scaled_dot_product_attention):
-    # [T, d_model], rotary cos and sin [T, d_head], past (k, v) [n_kv_head, S0, d_head] or None
-    #   -> ([T, d_model], weights [n_head, T, S], q [n_head, T, d_head], k, v [n_kv_head, S, d])
+def self_attention(x, layer, cfg, cos, sin, past, hook, attend=scaled_dot_product_attention):
+    # [T, d_model], rotary cos and sin [T, d_head], past (k, v) [n_kv_head, S0, d_head] or None,
+    # the layer's hook points -> [T, d_model]
     """Q, K, V; q and k turned by their positions; keys and values after the cached ones;
     each KV head shared by its group of query heads; causal attention (`attend`: the core's
     formula; real/fast/llama.py passes its in-place twin, proved equal); W_O."""
-    q = split_heads(linear(x, layer, "self_attn.q_proj"), cfg.n_head)  # [n_head, T, d_head]
-    k = split_heads(linear(x, layer, "self_attn.k_proj"), cfg.n_kv_head)  # [n_kv_head, T, d]
-    v = split_heads(linear(x, layer, "self_attn.v_proj"), cfg.n_kv_head)
+    q = split_heads(linear(x, layer, "self_attn.q_proj", cfg.bias), cfg.n_head)  # [H, T, d]
+    k = split_heads(linear(x, layer, "self_attn.k_proj", cfg.bias), cfg.n_kv_head)  # [K, T, d]
+    v = split_heads(linear(x, layer, "self_attn.v_proj", cfg.bias), cfg.n_kv_head)
     q, k = rotate(q, cos, sin), rotate(k, cos, sin)
     if past is not None:  # the KV cache: every earlier token's keys and values, as computed
         k, v = np.concatenate([past[0], k], axis=1), np.concatenate([past[1], v], axis=1)
+    q, k, v = hook("attn.hook_q", q), hook("attn.hook_k", k), hook("attn.hook_v", v)
     T, S = q.shape[1], k.shape[1]
     mask = np.tri(T, S, S - T, dtype=bool)  # [T, S]: new token i (position S - T + i) sees 0..it
-    out, weights = attend(q, share_heads(k, cfg.n_head), share_heads(v, cfg.n_head), mask)
-    return linear(merge_heads(out), layer, "self_attn.o_proj"), weights, q, k, v
+    out, _ = hooked_attention(q, share_heads(k, cfg.n_head), share_heads(v, cfg.n_head), mask,
+                              hook, attend)  # [n_head, T, d_head]
+    return linear(merge_heads(out), layer, "self_attn.o_proj", cfg.out_bias)
 
 
 def gated(gate, up, activation):  # [T, d_mlp] twice, config's name -> [T, d_mlp]
@@ -102,27 +108,26 @@ def gated(gate, up, activation):  # [T, d_mlp] twice, config's name -> [T, d_mlp
 
 def mlp(x, layer, cfg, gated=gated):  # [T, d_model] -> [T, d_model]
     """SwiGLU: down(act(gate x) * up x) (`gated`: real/fast/llama.py passes its compiled twin)."""
-    gate, up = linear(x, layer, "mlp.gate_proj"), linear(x, layer, "mlp.up_proj")  # [T, d_mlp]
-    return linear(gated(gate, up, cfg.activation), layer, "mlp.down_proj")
+    gate = linear(x, layer, "mlp.gate_proj", False)  # [T, d_mlp]
+    up = linear(x, layer, "mlp.up_proj", False)
+    return linear(gated(gate, up, cfg.activation), layer, "mlp.down_proj", False)
 
 
-def decoder_layer(x, layer, cfg, cos, sin, past=None, attend=scaled_dot_product_attention,
-                  gated=gated):
-    # [T, d_model] -> ([T, d_model], weights [n_head, T, S], q, k, v)
+def decoder_layer(x, layer, cfg, cos, sin, past, hook, attend=scaled_dot_product_attention,
+                  gated=gated):  # [T, d_model] -> [T, d_model]
     """Pre-norm block: x = x + attention(RMSNorm(x)); x = x + MLP(RMSNorm(x))."""
-    a, *seen = self_attention(rms_norm(x, layer["input_layernorm.weight"], cfg.eps), layer,
-                              cfg, cos, sin, past, attend)
-    x = x + a
-    x = x + mlp(rms_norm(x, layer["post_attention_layernorm.weight"], cfg.eps), layer, cfg,
-                gated)
-    return x, *seen
+    a = self_attention(rms_norm(x, layer["input_layernorm.weight"], cfg.eps), layer, cfg, cos,
+                       sin, past, hook, attend)
+    x = x + hook("hook_attn_out", a)
+    m = mlp(rms_norm(x, layer["post_attention_layernorm.weight"], cfg.eps), layer, cfg, gated)
+    return hook("hook_resid_post", x + hook("hook_mlp_out", m))
 
 
-def forward(w, cfg, ids, past=None, attend=scaled_dot_product_attention, trace=Trace,
-            gated=gated):
+def forward(w, cfg, ids, past=None, hooks=None, attend=scaled_dot_product_attention,
+            trace=Trace, gated=gated):
     # weights, ModelConfig, [T] ints, an earlier forward's result (its keys and values are the
-    # cache) or None; the attention function, the Trace class and the gated activation
-    # (real/fast/llama.py hands in its own) -> dict of arrays (families.py)
+    # cache) or None, hooks.Hooks or None; the attention function, the Trace class and the
+    # gated activation (real/fast/llama.py hands in its own) -> dict of arrays (families.py)
     """hidden_states [n_layer + 1, T, d_model] (the embeddings, each block's input, the last
     block's output after the final norm, as transformers reports them), attentions
     [n_layer, n_head, T, S], queries [n_layer, n_head, T, d_head], keys and values
@@ -130,16 +135,15 @@ def forward(w, cfg, ids, past=None, attend=scaled_dot_product_attention, trace=T
     start = 0 if past is None else past["keys"].shape[2]  # tokens already in the cache
     T = len(ids)
     x = w["embed_tokens.weight"][ids]  # [T, d_model]: no position rows: positions rotate q, k
-    cos, sin = rotary_angles(np.arange(start, start + T), cfg.d_head, cfg.rope_theta)
     trace = trace(cfg, T, x.dtype, T_keys=start + T)
-    trace.embeddings(x)
+    hooks = (hooks or NO_HOOKS).then(trace.hooks())  # the caller's first: the trace keeps theirs
+    x = hooks("hook_embed", x)
+    cos, sin = rotary_angles(np.arange(start, start + T), cfg.d_head, cfg.rope_theta)
     for i in range(cfg.n_layer):
         cached = None if past is None else (past["keys"][i], past["values"][i])
-        x, *seen = decoder_layer(x, layer_weights(w, f"layers.{i}."), cfg, cos, sin, cached,
-                                 attend, gated)
-        if i == cfg.n_layer - 1:
-            x = rms_norm(x, w["norm.weight"], cfg.eps)
-        trace.layer(i, x, *seen)
+        x = decoder_layer(x, layer_weights(w, f"layers.{i}."), cfg, cos, sin, cached,
+                          hooks.layer(i), attend, gated)
+    hooks("ln_final.hook_normalized", rms_norm(x, w["norm.weight"], cfg.eps))
     return trace.result()
 
 

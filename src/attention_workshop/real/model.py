@@ -14,7 +14,6 @@ from attention_workshop.errors import WorkshopError
 from attention_workshop.real.checkpoint import all_finite
 from attention_workshop.real.config import ModelConfig
 from attention_workshop.real.families import family, running_layer
-from attention_workshop.real.fast import accelerated
 from attention_workshop.sentences import check_sentence
 from attention_workshop.userfiles import printable
 
@@ -41,6 +40,7 @@ class RunResult:
     queries: np.ndarray  # [n_layer, n_head, T, d_head]
     keys: np.ndarray  # [n_layer, n_kv_head, T, d_head]: the model's own key/value heads
     values: np.ndarray  # [n_layer, n_kv_head, T, d_head]: head h blends values[h // group]
+    head_outputs: np.ndarray = None  # [n_layer, n_head, T, d_head]: each head's before W_O
     head: object = field(default=None, repr=False, compare=False)  # hidden -> logits
 
     @functools.cached_property
@@ -86,31 +86,34 @@ class Model:
 
         return generate(self, prompt, tokens, chat)
 
-    def run(self, sentence, past=None):  # str | [ids] -> RunResult
+    def run(self, sentence, past=None, hooks=None):  # str | [ids] -> RunResult
         """Tokenize `sentence` (or take its token ids as they are) and run the forward pass.
 
         Example: load_model("minilm").run("the river bank").attentions.shape -> (6, 12, 5, 5).
         Numbers that overflow (huge weights) are refused, naming the layer, never returned.
         `past` (a decoder's earlier RunResult on the tokens before) is its KV cache: only
-        the new tokens run, attending to the cached keys and values (decode.py).
+        the new tokens run, attending to the cached keys and values (decode.py). `hooks`
+        (hooks.Hooks) read or replace the forward's named points (interventions).
         """
         if isinstance(sentence, str):
             tokens, ids, special = encode(self.tokenizer, sentence, self.config.n_ctx)
         else:
             tokens, ids, special = given_ids(self.tokenizer, sentence, self.config)
-        out = self.forward(np.asarray(ids), past)
+        out = self.forward(np.asarray(ids), past, hooks)
         check_finite(self.name, out)
         return RunResult(tokens=tokens, ids=ids, special=special, attentions=out["attentions"],
                          hidden=out["hidden_states"][-1], hidden_states=out["hidden_states"],
                          queries=out["queries"], keys=out["keys"], values=out["values"],
-                         head=self.head())
+                         head_outputs=out["head_outputs"], head=self.head())
 
     @functools.cached_property
     def fast_weights(self):  # -> the weights the accelerator reads: FileBlocks where kept
         return {**self.weights, **self.blocks}
 
-    def accelerator(self):  # -> real/fast/'s forward for this model, or None (readable)
-        return accelerated(self.config, self.dtype) if self.fast else None
+    def accelerator(self, hooks=False):  # -> real/fast/'s forward for this model, or None
+        """None: the readable forward runs (float64, a family with no accelerator, fast=False,
+        hooks that this family's accelerator does not honour, or real/fast/ not installed)."""
+        return accelerator(self.config, self.dtype, hooks) if self.fast else None
 
     def weights_for(self, fast):  # -> the weights a forward pass (fast or readable) reads
         return self.fast_weights if fast and self.blocks else self.weights
@@ -131,11 +134,11 @@ class Model:
             return scores
         return next_token_scores
 
-    def forward(self, ids, past=None):  # [T] ints -> the family's dict of arrays
+    def forward(self, ids, past=None, hooks=None):  # [T] ints -> the family's dict of arrays
         from attention_workshop.real.blas_threads import one_blas_thread
 
         cfg, fam = self.config, family(self.config.family)
-        fast = self.accelerator()
+        fast = self.accelerator(bool(hooks))
         weights = self.weights_for(fast is not None)
         # float64's digits never depend on the thread count (blas_threads.py)
         threads = one_blas_thread() if self.dtype == "float64" else contextlib.nullcontext()
@@ -145,11 +148,10 @@ class Model:
             # numbers squared to infinity make a layer norm's output its bias: finite, wrong)
             with np.errstate(over="raise", invalid="raise", divide="ignore"), threads:
                 forward = fast or fam.forward
+                given = {"hooks": hooks} if hooks else {}
                 if past is not None:  # a decoder's KV cache: the earlier tokens' keys, values
-                    out = forward(weights, cfg, ids, past={"keys": past.keys,
-                                                           "values": past.values})
-                else:
-                    out = forward(weights, cfg, ids)
+                    given["past"] = {"keys": past.keys, "values": past.values}
+                out = forward(weights, cfg, ids, **given)
         except FloatingPointError as exc:
             layer = running_layer()
             where = "the embeddings" if layer is None else f"layer {layer}"
@@ -157,6 +159,16 @@ class Model:
                                 f"({exc}): its weights or config.json's values (the norm's "
                                 "epsilon) are out of range; nothing is shown") from None
         return out
+
+
+def accelerator(cfg, dtype, hooks=False):  # -> real/fast/'s forward, or None
+    """The one door to real/fast/: without it (deleted, or its import failing) every model
+    runs its readable forward, slower, with the same numbers."""
+    try:
+        from attention_workshop.real.fast import accelerated
+    except ImportError:
+        return None
+    return accelerated(cfg, dtype, hooks)
 
 
 def check_finite(name, out):  # forward's dict of arrays -> None, or WorkshopError

@@ -1,17 +1,21 @@
 """What a forward pass reports, filled layer by layer: the arrays every family returns.
 
-A family's forward runs its blocks one after another and hands each layer's numbers to a
-Trace; `trace.result()` is the dict families.py describes. The outputs are allocated once
-at full size (a 512-token MiniLM run holds 6 x 12 x 512 x 512 attention weights: stacking
-a list of layers would copy them).
+A family's forward runs its blocks one after another and calls its hook points (hooks.py);
+a Trace reads them, and `trace.result()` is the dict families.py describes. The outputs
+are allocated once at full size (a 512-token MiniLM run holds 6 x 12 x 512 x 512 attention
+weights: stacking a list of layers would copy them).
 """
 
 import numpy as np
 
+from attention_workshop.real.hooks import Hooks
+
 
 class Trace:
-    """Example: t = Trace(cfg, T=5, dtype=np.float64); t.embeddings(x); then per layer
-    t.layer(i, x, weights, q, k, v); t.result()["attentions"].shape -> (L, H, 5, 5).
+    """A hook consumer (hooks.py): it reads the forward's points into arrays made once.
+
+    Example: t = Trace(cfg, T=5, dtype=np.float64); family.forward(w, cfg, ids, hooks=t.hooks())
+    ... t.result()["attentions"].shape -> (L, H, 5, 5).
 
     `empty(shape, dtype, name)` makes each array (np.empty; real/fast/ hands in memory
     kept between passes)."""
@@ -30,17 +34,29 @@ class Trace:
             "queries": (L, H, T, d),
             "keys": (L, K, S, d),  # the model's own key/value heads
             "values": (L, K, S, d),
+            "head_outputs": (L, H, T, d),  # each head's output before W_O (hook_z)
         }
         self.out = {name: self.empty(shape, dtype, name) for name, shape in shapes.items()}
+        self.n_layer = L
 
-    def embeddings(self, x):  # [T, d_model]
-        self.out["hidden_states"][0] = x
-
-    def layer(self, i, x, weights, q, k, v):
-        # layer i's output [T, d_model], weights [H, T, S], q [H, T, d], k and v [K, S, d]
+    def hooks(self):  # -> hooks.Hooks that copy each point into its place in self.out
         o = self.out
-        o["hidden_states"][i + 1], o["attentions"][i] = x, weights
-        o["queries"][i], o["keys"][i], o["values"][i] = q, k, v
+
+        def into(name, i):  # -> a hook writing its value into o[name][i]
+            def keep(value):
+                o[name][i] = value
+            return keep
+
+        points = {"hook_embed": into("hidden_states", 0),
+                  "ln_final.hook_normalized": into("hidden_states", self.n_layer)}
+        for i in range(self.n_layer):
+            p = f"blocks.{i}."
+            points |= {p + "attn.hook_q": into("queries", i), p + "attn.hook_k": into("keys", i),
+                       p + "attn.hook_v": into("values", i),
+                       p + "attn.hook_pattern": into("attentions", i),
+                       p + "attn.hook_z": into("head_outputs", i),
+                       p + "hook_resid_post": into("hidden_states", i + 1)}
+        return Hooks(points)
 
     def result(self):  # -> {name: array}, as families.py describes
         return self.out

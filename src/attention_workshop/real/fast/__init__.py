@@ -25,8 +25,15 @@ ACCELERATORS = {
 }
 
 
-def accelerated(cfg, dtype):  # ModelConfig, dtype -> forward(weights, cfg, ids), or None
-    """Example: MiniLM in float32 -> fast.bert.forward; in float64, or a Llama -> None."""
+# the accelerators that are their family's readable forward with its hook points, so they
+# honour a caller's hooks; the others rewrite their blocks as stages and step aside for hooks
+WITH_HOOKS = {"llama"}
+
+
+def accelerated(cfg, dtype, hooks=False):  # ModelConfig, dtype, hooks given -> forward, or None
+    """Example: MiniLM in float32 -> fast.bert.forward; in float64, or with hooks -> None."""
     if str(dtype) != "float32" or cfg.family not in ACCELERATORS:
+        return None
+    if hooks and cfg.family not in WITH_HOOKS:
         return None
     return importlib.import_module(ACCELERATORS[cfg.family]).forward

@@ -58,7 +58,8 @@ class KeptTrace(Trace):
         return reusable(shape, dtype, f"llama {name}")
 
 
-def forward(w, cfg, ids, past=None):  # float32 weights (or FileBlocks) -> as llama.forward
+def forward(w, cfg, ids, past=None, hooks=None):  # float32 weights (or FileBlocks), hook
+    # points -> as llama.forward
     with Team(threads_for(len(ids)), hold_blas=False) as team:  # the BLAS as the user set it
-        return llama.forward(w, cfg, ids, past, attend=attention(team), trace=KeptTrace,
+        return llama.forward(w, cfg, ids, past, hooks, attend=attention(team), trace=KeptTrace,
                              gated=activation(team))

@@ -72,7 +72,7 @@ class LayerIO:
     def __init__(self, cfg, T, dtype, mask):  # ModelConfig, tokens, dtype, [T, T] bool or None
         self.T, self.dtype, self.temps = T, dtype, {}
         self.d_head, self.mask = cfg.d_head, mask
-        self.context = reusable((cfg.d_model, T), dtype, "context")
+        self.context = None  # the layer's [d_model, T] heads' outputs, set per layer
         self.x = self.y = self.qkv = self.attentions = self.values = None
         self.pending = []  # [(out, scratch)]: shares written, not yet added to their out
         self.lock = threading.Lock()
@@ -139,6 +139,7 @@ def run_layers_fast(fast_stages, weights, cfg, x, prefix):
     states = reusable((L + 1, D, T), x.dtype, "hidden states")  # layer i: states[i] -> [i + 1]
     states[0] = x.T
     qkvs = reusable((L, 3 * D, T), x.dtype, "q|k|v")  # each layer's Q|K|V, feature-major
+    contexts = reusable((L, D, T), x.dtype, "contexts")  # each layer's heads' outputs, merged
 
     def heads_of(part):  # 0 (Q) or 1 (K) -> [L, H, T, d_head], token-major, a view of qkvs
         return qkvs[:, part * D:(part + 1) * D].reshape(L, H, cfg.d_head, T).transpose(0, 1, 3, 2)
@@ -150,6 +151,8 @@ def run_layers_fast(fast_stages, weights, cfg, x, prefix):
         "keys": heads_of(1),
         # what each head blends: attention reads it token-major, so it is a copy
         "values": reusable((L, H, T, cfg.d_head), x.dtype, "values"),
+        # each head's output before W_O: the heads' rows of each layer's context [D, T]
+        "head_outputs": contexts.reshape(L, H, cfg.d_head, T).transpose(0, 1, 3, 2),
     }
     io = LayerIO(cfg, T, x.dtype, causal_mask(T) if cfg.causal else None)
     n = threads_for(T)
@@ -158,7 +161,7 @@ def run_layers_fast(fast_stages, weights, cfg, x, prefix):
             layer = layer_weights(weights, f"{prefix}{i}.")
             if T >= RESIDENT_FROM:
                 layer = {name: resident(array) for name, array in layer.items()}
-            io.x, io.y, io.qkv = states[i], states[i + 1], qkvs[i]
+            io.x, io.y, io.qkv, io.context = states[i], states[i + 1], qkvs[i], contexts[i]
             io.attentions, io.values = out["attentions"][i], out["values"][i]
             team.run(*fast_stages(layer, cfg, io))
             if io.pending:  # a family's stages wrote a share that no stage added
