@@ -137,3 +137,28 @@ def test_quiz4_takes_its_numbers_as_the_log_prints_them(module_run):
     assert "random" not in questions[2].explanation
     assert "its row is [1.0, 0.0, 0.0] in every causal head, here in all 270" \
         in questions[2].explanation
+
+
+def test_notebook4_counts_the_shared_winners_from_transformers_weights(module_run,
+                                                                        smollm2_model):
+    """Notebook 04 prints which of bank's top-3 heads win in both sentences (2 of 3, not 'the
+    same heads'), computed in the notebook; here from transformers' own attentions."""
+    import json
+    from pathlib import Path
+
+    result, _ = module_run
+    winners = []
+    for run, topic in ((result.river, 1), (result.money, 1)):
+        attentions, _, _ = reference_run(smollm2_model, run.ids)
+        grid = attentions[:, :, 2, topic]  # [30, 9] bank -> its topic word
+        order = np.argsort(-grid, axis=None, kind="stable")[:3]
+        winners.append([tuple(int(i) for i in np.unravel_index(o, grid.shape)) for o in order])
+    shared = [f"L{lay} H{h}" for lay, h in winners[0] if (lay, h) in winners[1]]
+    notebook = json.loads((Path(__file__).parents[1] / "notebooks" /
+                           "04_language_model.ipynb").read_text(encoding="utf-8"))
+    printed = "".join("".join(out.get("text", "")) for cell in notebook["cells"]
+                      if cell["cell_type"] == "code" for out in cell["outputs"])
+    assert f"in both top 3: {', '.join(shared)} ({len(shared)} of 3);" in printed
+    markdown = "".join("".join(c["source"]) for c in notebook["cells"]
+                       if c["cell_type"] == "markdown")
+    assert len(shared) < 3 and "The same heads win" not in markdown

@@ -255,15 +255,19 @@ print("'the' on itself, every head:", np.all(river.attentions[:, :, 0, 0] == 1.0
 from attention_workshop.real.head_search import heads_toward
 
 previous = patterns["previous"].scores  # [30, 9], on random tokens
-to_topic = {}
+to_topic, winners = {}, {}
 for result, topic in ((river, "Ġriver"), (money, "Ġmoney")):
     t = result.tokens.index(topic)
     to_topic[topic] = result.attentions[:, :, bank, t]  # [30, 9]
     top = heads_toward(result.attentions, bank, t, 3)  # [(layer, head, weight)]
+    winners[topic] = [(lay, h) for lay, h, _ in top]
     print(f"bank -> {topic[1:]}:", ", ".join(
         f"L{lay} H{h} = {w:.3f} (previous score {previous[lay, h]:.2f})" for lay, h, w in top))
     print(f"  mean over all 270 heads {to_topic[topic].mean():.3f}; "
           f"on 'the' {result.attentions[:, :, bank, 0].mean():.3f}")
+shared = [f"L{lay} H{h}" for lay, h in winners["Ġriver"] if (lay, h) in winners["Ġmoney"]]
+print(f"in both top 3: {', '.join(shared)} ({len(shared)} of 3); previous-token heads among "
+      f"the 6: {sum(previous[w] > module4.PREVIOUS for ws in winners.values() for w in ws)}")
 content = previous <= module4.PREVIOUS  # [30, 9]: not a previous-token head
 for topic, grid in to_topic.items():
     lay, h = np.unravel_index(np.argmax(np.where(content, grid, -1)), grid.shape)
@@ -272,8 +276,9 @@ for topic, grid in to_topic.items():
 m4 = replace(m4, to_river=to_topic["Ġriver"], to_money=to_topic["Ġmoney"])
 
 # %% [markdown]
-# The same heads win for river and money, and each is a previous-token head (its score on
-# random tokens is high): they take the word before bank, whatever it is. Most of bank's
+# The winners overlap (the "in both top 3" line counts how many), and every one is a
+# previous-token head (its score on random tokens is high): they take the word before bank,
+# whatever it is, so they rank close together in both sentences. Most of bank's
 # weight rests on "the". The heads that look by content are further down the list
 # (cross-check: results.log [S12] lines 1-8):
 #
@@ -337,9 +342,10 @@ answer = model.generate(module4.QUESTION, tokens=24, chat=True)
 print(repr(answer.text))
 for n, step in enumerate(answer.steps[:6]):
     print(f"  token {n}, {step.text!r:<12} content heads looked at: {looks(step)}")
-total = len(answer.prompt_ids) + len(answer.new_ids)
-print(f"the cache at the end: {total} tokens x {cache_bytes(cfg):,} = "
-      f"{total * cache_bytes(cfg):,} bytes")
+total = answer.steps[-1].attention.shape[-1]  # the keys the last step read: the cache itself
+print(f"the cache at the end: {total} tokens ({len(answer.prompt_ids)} + "
+      f"{len(answer.new_ids)} - 1: the last token written is never run) x "
+      f"{cache_bytes(cfg):,} = {total * cache_bytes(cfg):,} bytes")
 m4 = replace(m4, answer=answer)
 
 # %% [markdown]
@@ -356,7 +362,7 @@ m4 = replace(m4, answer=answer)
 #   chat question "What is a bank?" (35 tokens, in the chat template) -> 24 new tokens:
 #     'A bank is a financial institution that provides a wide range of services and resources to individuals and businesses. It is a collective'
 #     ids 49 5461 314 253 3216 5886 338 2433 253 3599 1845 282 2465 284 1952 288 2048 284 4554 30 657 314 253 6675
-#   the chat's KV cache at the end: 59 tokens x 46,080 bytes = 2,718,720 bytes (3 KV heads; with 9: 8,156,160)
+#   the chat's KV cache at the end: 58 tokens (35 + 24 - 1: the last token written is never run) x 46,080 bytes = 2,672,640 bytes (3 KV heads; with 9: 8,017,920)
 #   answer token 4, 'financial': its content heads looked hardest at 'bank' 0.218, 'is' 0.102, 'Ċ' 0.082
 # ```
 #
@@ -403,11 +409,24 @@ for name, s in (("layer 0", masked[:1]), ("layer 15", masked[15:16]),
     print(f"{name:<10}: std {spread:6.2f} | average top share: unscaled "
           f"{softmax(s).max(axis=-1).mean():.3f}, scaled "
           f"{softmax(s / np.sqrt(cfg.d_head)).max(axis=-1).mean():.3f}")
+per_layer = raw[:, :, allowed].reshape(cfg.n_layer, -1)  # [30, every head's allowed cells]
+stds, means = per_layer.std(axis=1), per_layer.mean(axis=1)  # [30] each
+widest = int(np.argmax(stds))
+print(f"every layer's std: {stds.min():.2f} to {stds.max():.2f} (layer {widest}: "
+      f"{stds.max() / np.sqrt(cfg.d_head):.1f} x sqrt(d)); the layers' means: "
+      f"{means.min():.1f} to {means.max():.1f}")
+print(f"sqrt(mean of the layers' variances + variance of their means) = "
+      f"{np.sqrt((stds**2).mean() + means.var()):.2f}: the all-layers std")
 
 # %% [markdown]
-# Learned scores spread two to four times wider than random ones, as in MiniLM: training
-# makes heads decisive. Without the division the top weight would take nearly the whole
-# row; with it, about half, leaving room to blend (cross-check: results.log [S15] lines 1-7):
+# Learned scores spread wider than random ones, as in MiniLM: from about 2 x sqrt(d) in
+# layer 0 to several times it, and in one layer (the widest, printed above) far more:
+# training makes heads decisive. The all-layers std is larger than the layers shown because
+# each layer's scores sit around a mean of their own, far from 0 (random vectors' would be
+# 0): pooled, the spread between the means adds to the spread within each layer (the
+# second line checks the sum). Without the division the top weight would take nearly
+# the whole row; with it, about half, leaving room to blend
+# (cross-check: results.log [S15] lines 1-7):
 #
 # ```text
 # [S15] [S5] again, on SmolLM2's real queries and keys (d_k = 64)
