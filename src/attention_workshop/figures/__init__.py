@@ -9,7 +9,8 @@ Each figure file listed in FILES declares its figures in a dict FIGURES:
 named in `optional`, or None for a module that did not run), and writes `path`; `cost` is a
 rough draw time in seconds, for sharing the work between two processes (`parallel`); `about`
 is one line for `run` to print: what the file shows, and the lesson section (module,
-results.log lines) it goes with. `run` draws every figure whose modules have run (so
+results.log lines: "log 75-80" for Modules 0-2, counted in the section from Module 3 on,
+"log [S7] lines 6-19") it goes with. `run` draws every figure whose modules have run (so
 `--no-real` draws none of Module 3's). This file imports nothing heavy; matplotlib loads
 with the figure files.
 """

@@ -87,8 +87,8 @@ def writing(m4, path):  # module4.Result, Path -> Path
 
 FIGURES = {  # file name -> Drawing(results it reads, rough seconds to draw, draw, about=...)
     "decoder_heads.png": Drawing((module4.Result,), 0.6, pattern_grids, about=(
-        "Module 4, [S14] (log 156-160): every SmolLM2 head's induction, previous-token and "
+        "Module 4 (log [S14] lines 1-5): every SmolLM2 head's induction, previous-token and "
         "sink score")),
     "decoder_writing.png": Drawing((module4.Result,), 0.3, writing, about=(
-        "Module 4, [S13] (log 147-155): where one head looked as each new token was written")),
+        "Module 4 (log [S13] lines 1-9): where one head looked as each new token was written")),
 }

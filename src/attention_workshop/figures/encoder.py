@@ -122,10 +122,10 @@ def head_view_page(m3, path):  # module3.Result, Path -> Path
 # costs: measured seconds to draw (medians of 3 runs), so parallel.py's halves come out even
 FIGURES = {  # file name -> Drawing(results it reads, rough seconds to draw, draw, about=...)
     "real_heads_layer.png": Drawing((module3.Result,), 0.14, heads_layer, about=(
-        "Module 3, [S7] (log 93-106): every head of the layer where bank looks most at "
+        "Module 3 (log [S7] lines 6-19): every head of the layer where bank looks most at "
         "river")),
     "real_bank_heads.png": Drawing((module3.Result,), 0.16, bank_heads, about=(
-        "Module 3, [S7] (log 89-92): bank's weight on river / money in every layer and head")),
+        "Module 3 (log [S7] lines 2-5): bank's weight on river / money in every layer and head")),
     "real_head_view.html": Drawing((module3.Result,), 0.01, head_view_page, about=(
         "Module 3: every MiniLM head as lines between tokens (open it in a browser)")),
 }
