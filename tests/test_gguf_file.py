@@ -257,4 +257,4 @@ def test_version_2_reads_as_version_3(tmp_path, valid):
 
 def test_not_a_file(tmp_path):
     refused(tmp_path, "it is not a regular file; give the path of a file")
-    refused(tmp_path / "absent.gguf", "no such file or directory; check the path")
+    refused(tmp_path / "absent.gguf", "it does not exist; check the path")

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from folders import tree
 from hostile import TIMEOUT, assert_one_line_refusal
 
 from attention_workshop.errors import WorkshopError
@@ -90,3 +91,85 @@ def test_inf_in_a_quantized_block_prints_no_numpy_warning(alignment, tmp_path):
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
     assert done.stderr.count("\n") == 1 and "Warning" not in done.stderr, done.stderr
     assert "holds NaN or infinity" in done.stderr
+
+
+# --- the standard streams: closed or full ---
+
+def shell(redirect, argv, cwd):  # the installed script with a shell's redirection
+    script = os.path.join(os.path.dirname(sys.executable), "attention-workshop")
+    return subprocess.run(["sh", "-c", f'"$@" {redirect}', "sh", script, *argv], cwd=cwd,
+                          capture_output=True, text=True, timeout=TIMEOUT)
+
+
+def test_stdout_closed_is_one_line_before_anything_is_done(tmp_path):
+    """`explore ... >&-` ended in AttributeError: 'NoneType' object has no attribute 'flush'."""
+    done = shell(">&-", ["explore", "the river bank", "--out", "out"], tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == ("attention-workshop: error: standard output is closed (>&-), so "
+                           "nothing could be shown; send it somewhere, e.g. > out.txt or > "
+                           "/dev/null\n")
+    assert not (tmp_path / "out").exists()
+
+
+def test_stderr_closed_keeps_the_message_off_stdout_and_the_exit_code(tmp_path):
+    """print(file=None) writes to stdout: the error line once went there."""
+    done = shell("2>&-", ["explore", "the river bank", "--word", "nope"], tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_stderr_full_keeps_the_exit_code(tmp_path):
+    done = shell("2>/dev/full", ["explore", "the river bank", "--word", "nope"], tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")  # was 1: an OSError writing the message
+
+
+def test_stdin_closed_stops_the_quiz(tmp_path):
+    """input() with sys.stdin None: RuntimeError: input(): lost sys.stdin."""
+    done = shell("<&-", ["quiz", "1"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "score: 0/0 right (stopped at Module 1, question 1)"
+    assert done.stderr == ""
+
+
+# --- memory ---
+
+def test_a_memory_error_in_a_run_is_one_line_and_the_folder_as_it_was(tmp_path, capsys,
+                                                                      monkeypatch):
+    """numpy's own MemoryError (an array of 4 EiB asked for inside Module 2)."""
+    import numpy as np
+
+    from attention_workshop import cli
+    from attention_workshop.modules import module2
+
+    assert cli.main(["run", "--no-real", "--no-figures", "--out", tmp_path / "D"]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(module2, "scaling_experiment", lambda *a, **k: np.empty(2**62, np.uint8))
+    assert_one_line_refusal(["run", "--no-real", "--no-figures", "--out", tmp_path / "D"],
+                            tmp_path, capsys, "out of memory: unable to allocate 4.00 EiB for "
+                            "an array with shape (4611686018427387904,) and data type uint8; "
+                            "free some memory (or raise ulimit -v), or ask for less")
+
+
+def test_run_under_a_memory_limit_is_one_line(tmp_path, capsys):
+    """`ulimit -v 1200000; run --out D` ended in numpy's _ArrayMemoryError traceback, exit 1.
+    900 MB of address space (one BLAS thread, so the count of cores does not move it): the
+    real modules' models do not fit."""
+    from attention_workshop import cli
+    from attention_workshop.real import catalog
+
+    try:
+        catalog.minilm_folder(), catalog.smollm2_file()
+    except WorkshopError:
+        pytest.skip("the real models are not installed: a run fits in the limit")
+    assert cli.main(["run", "--no-real", "--no-figures", "--out", tmp_path / "D"]) == 0
+    capsys.readouterr()
+    limit = 900_000  # KB, as ulimit -v counts
+    script = os.path.join(os.path.dirname(sys.executable), "attention-workshop")
+    before = tree(tmp_path / "D")
+    done = subprocess.run(["sh", "-c", f'ulimit -v {limit}; exec "$0" run --out D', script],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT,
+                          env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("attention-workshop: error: ") and "memory" in done.stderr
+    assert tree(tmp_path / "D") == before

@@ -5,12 +5,19 @@ goes out through `userfiles.printable`: a newline, an escape sequence or a byte 
 UTF-8 in a path, a word or a module name shows escaped (\\n, \\x1b, \\xe9), on the one line.
 
 Ctrl-C and SIGTERM, at any moment, end the program with one line and exit 128 + N (130,
-143): from as early as this file's first lines (`interrupts.exit_at_once`, installed here
-before argparse is imported) while nothing is under way; within a command through
-`interrupts.raised`, which cleans up first. Only Python's own start (~30 ms before this
-file runs) is out of reach: a signal then ends the process as the signal does.
+143): from the package's first line (attention_workshop/__init__.py installs a handler
+before it imports anything; `interrupts.exit_at_once` takes over here) while nothing is under
+way; within a command through `interrupts.raised`, which cleans up first; and once the line
+is said, or the command is over, a signal during the interpreter's own exit is ignored (its
+exit code stands). Out of reach: Python's own start and the script's `import re` before our
+first line (~20 ms): a signal then ends the process as the signal does (before Python has
+installed its handler: silently, by the signal; after: Python's KeyboardInterrupt).
+
+Memory: a MemoryError anywhere in a command (numpy's names the size it asked for) is one
+line, exit 2, and the output folder is as it was (staging removes the stage on the way out).
 """
 
+import atexit
 import contextlib
 import functools
 import gc
@@ -94,7 +101,10 @@ def program():  # the `attention-workshop` script and `python -m attention_works
     and matplotlib are loaded, longer than drawing a small figure); the process's end frees
     them all anyway, so they are frozen out of its sight (gc.freeze). No cleanup is skipped:
     files, the output folder and the drawing process are closed and waited for by then."""
-    _surroundings()
+    closed = _surroundings()
+    if closed:  # nothing is done that could not be reported
+        _say_error(closed)
+        return 2
     code = main()
     try:
         sys.stdout.flush()
@@ -104,14 +114,39 @@ def program():  # the `attention-workshop` script and `python -m attention_works
     except BrokenPipeError:
         code = 1
     gc.freeze()
+    # the exit code is decided: a signal while the interpreter ends (after Python has put
+    # its default handlers back) would kill the process after its line was said
+    atexit.register(_deaf)
     return code
 
 
-def _surroundings():
+def _deaf():  # atexit, after the threads are joined: SIGINT and SIGTERM ignored to the end
+    for name in interrupts.SIGNALS:
+        signal.signal(getattr(signal, name), signal.SIG_IGN)
+
+
+def _surroundings():  # -> a WorkshopError if standard output is closed, else None
+    """The three standard streams: a closed one (`>&-`) is /dev/null, so no file the command
+    opens can take its number (a message would be written into it). Standard input closed
+    reads as empty (the quiz stops); standard error closed or full loses the messages, not
+    the exit code; standard output closed is refused before anything is done."""
     os.environ.pop("MPLBACKEND", None)
+    closed = [name for name in ("stdin", "stdout", "stderr") if getattr(sys, name) is None]
+    for number, name in enumerate(("stdin", "stdout", "stderr")):
+        if name in closed:
+            fd = os.open(os.devnull, os.O_RDONLY if number == 0 else os.O_WRONLY)
+            if fd != number:
+                os.dup2(fd, number)
+                os.close(fd)
+            setattr(sys, name, open(number, "r" if number == 0 else "w", closefd=False))
     if hasattr(sys.stdout, "reconfigure"):  # PYTHONIOENCODING=ascii: "caf\\xe9", no crash
         sys.stdout.reconfigure(errors="backslashreplace")
     sys.stdout = _Output(sys.stdout)
+    sys.stderr = _Messages(sys.stderr)
+    if "stdout" in closed:
+        return WorkshopError("standard output is closed (>&-), so nothing could be shown; "
+                             "send it somewhere, e.g. > out.txt or > /dev/null")
+    return None
 
 
 class _Output:
@@ -141,6 +176,17 @@ class _Output:
 
     def __getattr__(self, name):  # isatty, encoding, fileno, buffer: the stream's own
         return getattr(self._stream, name)
+
+
+class _Messages(_Output):
+    """sys.stderr: a message that cannot be written (2>/dev/full, a closed pipe) is dropped;
+    there is nowhere left to say so, and the exit code still tells."""
+
+    def _guarded(self, call, *args):
+        try:
+            return call(*args)
+        except (OSError, ValueError):
+            return None
 
 
 def _say_error(exc):
@@ -178,11 +224,24 @@ def _handled(args):  # the command, under interrupts.raised -> its exit code
         except BrokenPipeError:  # the reader stopped early (e.g. `| head`): nothing more to say
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 1
+        except MemoryError as exc:  # numpy's names the size; the stage is gone by now
+            _say_error(WorkshopError(_out_of_memory(exc)))
+            return 2
         except Exception:
             if interrupts.seen() is None:
                 raise
             # an interrupt inside an import (numpy's C code) can surface as an ImportError
             return _interrupted(Interrupted(interrupts.seen()))
+
+
+def _out_of_memory(exc):  # a MemoryError -> the one line's text
+    """Example: numpy's "Unable to allocate 2.00 GiB for an array with shape (536870912,) and
+    data type float32" -> "out of memory: unable to allocate 2.00 GiB for an array with shape
+    (536870912,) and data type float32; free some memory (or raise ulimit -v), or ask for
+    less"."""
+    said = " ".join(str(exc).split())
+    said = said[:1].lower() + said[1:] if said else "the process could not get more memory"
+    return f"out of memory: {said}; free some memory (or raise ulimit -v), or ask for less"
 
 
 def _interrupted(exc):  # a KeyboardInterrupt (Interrupted: its signal, what it left) -> code

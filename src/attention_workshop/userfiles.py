@@ -51,6 +51,8 @@ _OS_REASONS = {errno.ENOENT: ("it does not exist", "check the path"),
                errno.ENAMETOOLONG: ("the name is too long for the file system",
                                     "check the path"),
                errno.ELOOP: ("it is a loop of symbolic links", "check the path"),
+               errno.ENOMEM: ("there is not enough memory to map it",
+                              "free some memory (or raise ulimit -v)"),
                errno.EACCES: _PERMISSION, errno.EPERM: _PERMISSION}
 _NUL = "the name holds a NUL byte"
 PATH_LIMIT = 300  # characters of a path a message shows: a 5,000-character name is cut

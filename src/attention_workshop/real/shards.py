@@ -9,12 +9,14 @@ Example: stored_tensors(folder / "model.safetensors.index.json")["model.norm.wei
 -> (576,), from whichever shard holds it.
 """
 
+import errno
 from pathlib import Path
 
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real.folder_checks import TODO
 from attention_workshop.userfiles import (
     UnreadablePath,
+    os_reason,
     path_kind,
     printable,
     read_json,
@@ -63,11 +65,19 @@ def one_file(path):  # Path -> safetensors_file.Tensors, or WorkshopError
 
     try:
         return tensors(path)  # the header read and checked; nothing loaded yet
-    except (OSError, ValueError, RecursionError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise WorkshopError(f"cannot read {printable(path)} as safetensors "
-                            f"({printable(reason, 200)}); the file is corrupt or incomplete: "
-                            "download or install it again") from None
+    except OSError as exc:
+        if exc.errno != errno.ENOMEM:
+            raise _corrupt(path, exc) from None
+        raise refuse("model weights", path, *os_reason(exc)) from None  # mmap: no memory left
+    except (ValueError, RecursionError) as exc:
+        raise _corrupt(path, exc) from None
+
+
+def _corrupt(path, exc):  # -> the refusal of a file that is not safetensors
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return WorkshopError(f"cannot read {printable(path)} as safetensors "
+                         f"({printable(reason, 200)}); the file is corrupt or incomplete: "
+                         "download or install it again")
 
 
 def shard_map(index):  # Path of the index -> {tensor name: Path of its shard}, checked
