@@ -21,6 +21,11 @@ CONFIGS = {  # one tiny config.json per family in families.FAMILIES: 2 layers, 2
               "max_position_embeddings": 6, "vocab_size": len(WORDS), "head_dim": 4,
               "rms_norm_eps": 1e-5, "rope_parameters": {"rope_theta": 500.0,
                                                         "rope_type": "default"}},
+    "qwen2": {"model_type": "qwen2", "num_hidden_layers": 2, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "hidden_size": 8, "intermediate_size": 12,
+              "max_position_embeddings": 6, "vocab_size": len(WORDS), "rms_norm_eps": 1e-6,
+              "rope_parameters": {"rope_theta": 1000000.0, "rope_type": "default"},
+              "use_sliding_window": False},
 }
 
 

@@ -7,6 +7,7 @@ config.json's keys and required options are read as the family declares them.
 Equality with transformers is each family's own test (test_real_bert.py, ...).
 """
 
+import importlib
 import json
 from dataclasses import MISSING, fields
 
@@ -18,7 +19,7 @@ from attention_workshop.errors import WorkshopError
 from attention_workshop.real import load_model
 from attention_workshop.real.config import MISSING as MISSING_KEY
 from attention_workshop.real.config import ModelConfig, config_from_dict, lookup
-from attention_workshop.real.families import FAMILIES, family
+from attention_workshop.real.families import FAMILIES, Family, family
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
 tokenizers = pytest.importorskip("tokenizers")
@@ -35,15 +36,17 @@ def model(request, tmp_path_factory):  # a tiny random model of each family
 @pytest.mark.parametrize("model_type", sorted(FAMILIES))
 def test_family_file_defines_the_contract(model_type):
     fam = family(model_type)
-    assert fam.__name__ == FAMILIES[model_type]
-    for name in ("CONFIG_KEYS", "DEFAULTS", "REQUIRED"):
+    assert isinstance(fam, Family) and fam.model_type == model_type
+    assert importlib.import_module(FAMILIES[model_type]).FAMILY is fam  # one record, one file
+    for name in ("config_keys", "defaults", "required"):
         assert isinstance(getattr(fam, name), dict), name
-    assert isinstance(fam.PREFIX, str) and isinstance(fam.CAUSAL, bool)
+    assert isinstance(fam.prefix, str) and isinstance(fam.causal, bool)
     assert callable(fam.tensor_shapes) and callable(fam.forward)
+    assert (fam.logits is not None) == fam.causal  # a decoder writes; an encoder does not
     sizes = {f.name for f in fields(ModelConfig)} - {"family", "causal"}
     needed = {f.name for f in fields(ModelConfig) if f.default is MISSING} - {"family", "causal"}
-    assert needed <= set(fam.CONFIG_KEYS) | set(fam.DEFAULTS)  # every size comes from somewhere
-    assert set(fam.CONFIG_KEYS) | set(fam.DEFAULTS) <= sizes  # and names a real field
+    assert needed <= set(fam.config_keys) | set(fam.defaults)  # every size comes from somewhere
+    assert set(fam.config_keys) | set(fam.defaults) <= sizes  # and names a real field
     assert model_type in CONFIGS  # tests/real_folder.py holds a tiny config.json for it
 
 
@@ -67,7 +70,7 @@ def test_causal_says_what_the_weights_do(model):
     weights = model.run(SENTENCE).attentions
     T = weights.shape[-1]
     future = np.triu(np.ones((T, T), dtype=bool), k=1)
-    assert model.config.causal == family(model.config.family).CAUSAL
+    assert model.config.causal == family(model.config.family).causal
     if model.config.causal:
         assert (weights[..., future] == 0).all()
     else:
@@ -82,7 +85,7 @@ def test_every_listed_tensor_changes_the_outputs(model):
 
     def outputs(weights):  # the forward's arrays, and a decoder's next-token scores
         out = dict(fam.forward(weights, cfg, ids))
-        if hasattr(fam, "logits"):
+        if fam.logits is not None:
             out["logits"] = fam.logits(weights, cfg, out["hidden_states"][-1])
         return out
 
@@ -114,28 +117,28 @@ def with_key(raw, key, value=MISSING_VALUE):  # config dict, "a.b" -> a copy wit
 def test_config_keys_and_defaults_are_the_familys_own(model_type):
     fam, raw = family(model_type), CONFIGS[model_type]
     cfg = config_from_dict(raw)
-    assert (cfg.family, cfg.causal) == (model_type, fam.CAUSAL)
-    for field, keys in fam.CONFIG_KEYS.items():
+    assert (cfg.family, cfg.causal) == (model_type, fam.causal)
+    for field, keys in fam.config_keys.items():
         keys = (keys,) if isinstance(keys, str) else keys
         without = raw
         for key in keys:
             if lookup(raw, key) is not MISSING_KEY:
                 assert getattr(cfg, field) == lookup(raw, key), field
             without = with_key(without, key)
-        if field not in fam.DEFAULTS:
+        if field not in fam.defaults:
             with pytest.raises(WorkshopError, match=f"the key '{keys[0]}' is missing"):
                 config_from_dict(without)
-        elif fam.DEFAULTS[field] is None:  # the usual: derived from the other sizes
+        elif fam.defaults[field] is None:  # the usual: derived from the other sizes
             usual = {"d_mlp": 4 * cfg.d_model, "d_head": cfg.d_model // cfg.n_head,
                      "n_kv_head": cfg.n_head}[field]
             assert getattr(config_from_dict(without), field) == usual, field
         else:
-            assert getattr(config_from_dict(without), field) == fam.DEFAULTS[field], field
+            assert getattr(config_from_dict(without), field) == fam.defaults[field], field
 
 
 @pytest.mark.parametrize("model_type", sorted(FAMILIES))
 def test_other_values_of_required_options_are_refused(model_type):
-    for key, wanted in family(model_type).REQUIRED.items():
+    for key, wanted in family(model_type).required.items():
         assert config_from_dict(with_key(CONFIGS[model_type], key, wanted)).family == model_type
         with pytest.raises(WorkshopError, match=f'{key} is "something else", which is not '
                                                 'supported'):

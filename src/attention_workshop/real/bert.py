@@ -4,7 +4,7 @@ Weights keep the checkpoint's names, e.g. `encoder.layer.0.attention.self.query.
 torch's Linear stores W as [out, in], so a layer computes x @ W.T + b.
 """
 
-from attention_workshop.real.families import layer_weights
+from attention_workshop.real.families import Family, layer_weights
 from attention_workshop.real.hooks import NO_HOOKS, hooked_attention
 from attention_workshop.real.layers import ACTIVATION, layer_norm, merge_heads, split_heads
 from attention_workshop.real.trace import Trace
@@ -103,3 +103,8 @@ def forward(w, cfg, ids, hooks=None):  # weights, ModelConfig, [T] ints, hooks.H
     for i in range(cfg.n_layer):
         x = encoder_layer(x, layer_weights(w, f"encoder.layer.{i}."), cfg, hooks.layer(i))
     return trace.result()
+
+
+FAMILY = Family(model_type="bert", config_keys=CONFIG_KEYS, defaults=DEFAULTS, required=REQUIRED,
+                prefix=PREFIX, causal=CAUSAL, tensor_shapes=tensor_shapes, forward=forward,
+                layer_prefix="encoder.layer.")

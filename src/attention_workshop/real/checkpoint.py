@@ -35,7 +35,7 @@ def read_weights(path, cfg, dtype="float32"):  # Path, ModelConfig -> ({name: ar
 
     fam = family(cfg.family)
     stored = stored_tensors(path)  # the headers read and checked; nothing loaded yet
-    prefix = fam.PREFIX if any(n.startswith(fam.PREFIX) for n in stored) else ""
+    prefix = fam.prefix if any(n.startswith(fam.prefix) for n in stored) else ""
     # names listed for the layers the header can hold, not for num_hidden_layers 1e9
     outside = len(fam.tensor_shapes(replace(cfg, n_layer=0)))
     most = checks.most_layers(len(fam.tensor_shapes(replace(cfg, n_layer=1))) - outside,

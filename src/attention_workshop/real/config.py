@@ -70,23 +70,23 @@ def config_from_dict(raw, where="config.json"):  # dict -> ModelConfig, every va
                      f"supported; this workshop reads {', '.join(FAMILIES)} models",
                      "give the folder of one of those")
     fam = family(model_type)
-    for key, wanted in fam.REQUIRED.items():
+    for key, wanted in fam.required.items():
         value = lookup(raw, key)
         if value is not MISSING and value != wanted:
             raise refuse("model config", where, f"{key} is {checks.shown(value)}, which is "
                          f"not supported (needs {checks.shown(wanted)})", checks.TODO)
-    values = {"family": model_type, "causal": fam.CAUSAL}
+    values = {"family": model_type, "causal": fam.causal}
     for field in fields(ModelConfig)[2:]:
-        keys = fam.CONFIG_KEYS.get(field.name, ())
+        keys = fam.config_keys.get(field.name, ())
         keys = (keys,) if isinstance(keys, str) else keys  # alternatives, the first found wins
         found = [(key, lookup(raw, key)) for key in keys if lookup(raw, key) is not MISSING]
         if found:
             key, value = found[0]
             values[field.name] = checks.config_value(
                 where, key, value, KINDS.get(field.name, "size"),
-                may_be_null=fam.DEFAULTS.get(field.name, MISSING) is None)
-        elif field.name in fam.DEFAULTS:
-            values[field.name] = fam.DEFAULTS[field.name]
+                may_be_null=fam.defaults.get(field.name, MISSING) is None)
+        elif field.name in fam.defaults:
+            values[field.name] = fam.defaults[field.name]
         elif keys:
             raise refuse("model config", where, f"the key '{keys[0]}' is missing", checks.TODO)
         # else the field keeps ModelConfig's own default (a size other families do not have)

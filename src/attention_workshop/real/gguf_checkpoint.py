@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from attention_workshop.errors import WorkshopError
+from attention_workshop.real.families import family
 from attention_workshop.real.gguf_file import TODO, open_gguf
 from attention_workshop.userfiles import printable, refuse
 
@@ -36,19 +37,9 @@ SIZES = {"num_hidden_layers": ("block_count", None),
          "max_position_embeddings": ("context_length", None)}
 NUMBERS = {"rms_norm_eps": ("attention.layer_norm_rms_epsilon", None),
            "rope_theta": ("rope.freq_base", 10000.0)}  # llama.cpp's default base
-# GGUF name (after "blk.N.") -> transformers' (after "model.layers.N.")
-LAYER = {"attn_norm.weight": "input_layernorm.weight",
-         "attn_q.weight": "self_attn.q_proj.weight",
-         "attn_k.weight": "self_attn.k_proj.weight",
-         "attn_v.weight": "self_attn.v_proj.weight",
-         "attn_output.weight": "self_attn.o_proj.weight",
-         "ffn_norm.weight": "post_attention_layernorm.weight",
-         "ffn_gate.weight": "mlp.gate_proj.weight",
-         "ffn_up.weight": "mlp.up_proj.weight",
-         "ffn_down.weight": "mlp.down_proj.weight"}
-OUTSIDE = {"token_embd.weight": "model.embed_tokens.weight",
-           "output_norm.weight": "model.norm.weight",
-           "output.weight": "lm_head.weight"}  # absent when the head is the embedding (tied)
+# the Llama record's GGUF names (llama.py): "blk.N." suffixes and the tensors outside the layers
+LAYER = family("llama").gguf_layer
+OUTSIDE = family("llama").gguf_outside
 
 
 def smollm2_file():  # -> Path of the installed wheel's .gguf, found without importing it

@@ -9,7 +9,7 @@ embedding (tied): the next token's logits are ln_f(x) @ wte.T.
 import numpy as np
 
 from attention_workshop.attention import causal_mask
-from attention_workshop.real.families import layer_weights
+from attention_workshop.real.families import Family, layer_weights
 from attention_workshop.real.hooks import NO_HOOKS, hooked_attention
 from attention_workshop.real.layers import (
     ACTIVATION,
@@ -99,3 +99,8 @@ def logits(w, cfg, hidden):  # weights, ModelConfig, [T, d_model] after ln_f -> 
     """The next token's scores: the tied head, hidden @ wte.T."""
     return hidden @ whole(w["wte.weight"]).T
 
+
+
+FAMILY = Family(model_type="gpt2", config_keys=CONFIG_KEYS, defaults=DEFAULTS, required=REQUIRED,
+                prefix=PREFIX, causal=CAUSAL, tensor_shapes=tensor_shapes, forward=forward,
+                logits=logits, layer_prefix="h.")

@@ -17,7 +17,7 @@ new against GPT-2, each a few lines below:
 import numpy as np
 
 from attention_workshop.attention import scaled_dot_product_attention
-from attention_workshop.real.families import layer_weights
+from attention_workshop.real.families import Family, layer_weights
 from attention_workshop.real.hooks import NO_HOOKS, hooked_attention
 from attention_workshop.real.layers import (
     ACTIVATION,
@@ -151,3 +151,24 @@ def logits(w, cfg, hidden):  # weights, ModelConfig, [T, d_model] after the norm
     """The next token's scores: hidden @ E.T, E the token embedding (tied) or lm_head."""
     head = w["embed_tokens.weight"] if cfg.tied else w["lm_head.weight"]
     return hidden @ whole(head).T
+
+
+# a GGUF file's names for the same tensors (llama.cpp's converter): "blk.N." + key -> ours
+# after "model.layers.N.", and the tensors outside the layers -> their state_dict names
+GGUF_LAYER = {"attn_norm.weight": "input_layernorm.weight",
+              "attn_q.weight": "self_attn.q_proj.weight",
+              "attn_k.weight": "self_attn.k_proj.weight",
+              "attn_v.weight": "self_attn.v_proj.weight",
+              "attn_output.weight": "self_attn.o_proj.weight",
+              "ffn_norm.weight": "post_attention_layernorm.weight",
+              "ffn_gate.weight": "mlp.gate_proj.weight",
+              "ffn_up.weight": "mlp.up_proj.weight",
+              "ffn_down.weight": "mlp.down_proj.weight"}
+GGUF_OUTSIDE = {"token_embd.weight": "model.embed_tokens.weight",
+                "output_norm.weight": "model.norm.weight",
+                "output.weight": "lm_head.weight"}  # absent when the head is the embedding
+
+FAMILY = Family(model_type="llama", config_keys=CONFIG_KEYS, defaults=DEFAULTS,
+                required=REQUIRED, prefix=PREFIX, causal=CAUSAL, tensor_shapes=tensor_shapes,
+                forward=forward, logits=logits, gguf_layer=GGUF_LAYER, gguf_outside=GGUF_OUTSIDE,
+                layer_prefix="layers.")

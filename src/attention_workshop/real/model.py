@@ -79,14 +79,16 @@ class Model:
     def encode(self, text):  # str -> [ids], as run(text) would run them
         return encode(self.tokenizer, text, self.config.n_ctx)[1]
 
-    def generate(self, prompt, tokens=32, chat=False):  # -> decode.Generation
-        """Greedy decoding with a KV cache (decode.py). Example: load_model("smollm2")
+    def generate(self, prompt, tokens=32, chat=False, ablate=None):  # -> decode.Generation
+        """Greedy decoding with a KV cache (decode.py); `ablate` [(layer, head)]: those heads
+        switched off (zero) at every step. Example: load_model("smollm2")
         .generate("The capital of France is", tokens=3).text -> " Paris. The"."""
         from attention_workshop.real.decode import generate
 
-        return generate(self, prompt, tokens, chat)
+        return generate(self, prompt, tokens, chat, ablate=ablate)
 
-    def run(self, sentence, past=None, hooks=None):  # str | [ids] -> RunResult
+    def run(self, sentence, past=None, hooks=None, ablate=None, how="zero", patch=None):
+        # str | [ids] -> RunResult
         """Tokenize `sentence` (or take its token ids as they are) and run the forward pass.
 
         Example: load_model("minilm").run("the river bank").attentions.shape -> (6, 12, 5, 5).
@@ -94,11 +96,19 @@ class Model:
         `past` (a decoder's earlier RunResult on the tokens before) is its KV cache: only
         the new tokens run, attending to the cached keys and values (decode.py). `hooks`
         (hooks.Hooks) read or replace the forward's named points (interventions).
+        `ablate` [(layer, head)]: those heads' outputs zeroed (how="zero") or replaced by
+        their mean over the positions ("mean"); `patch` {(layer, head): another run of the
+        same length}: taken from it (interventions.py). An empty list is a plain run.
         """
         if isinstance(sentence, str):
             tokens, ids, special = encode(self.tokenizer, sentence, self.config.n_ctx)
         else:
             tokens, ids, special = given_ids(self.tokenizer, sentence, self.config)
+        if ablate is not None or patch is not None or how != "zero":
+            from attention_workshop.real.interventions import interventions
+
+            switched = interventions(self.config, len(ids), ablate, how, patch, past is not None)
+            hooks = switched.then(hooks) if switched else hooks
         out = self.forward(np.asarray(ids), past, hooks)
         check_finite(self.name, out)
         return RunResult(tokens=tokens, ids=ids, special=special, attentions=out["attentions"],
@@ -120,7 +130,7 @@ class Model:
 
     def head(self):  # -> hidden [T, d_model] -> logits [T, n_vocab], or None (an encoder)
         fam = family(self.config.family)
-        if not hasattr(fam, "logits"):
+        if fam.logits is None:  # an encoder: no next token
             return None
         weights = self.weights_for(self.accelerator() is not None)
 

@@ -22,12 +22,13 @@ ACCELERATORS = {
     "bert": "attention_workshop.real.fast.bert",
     "gpt2": "attention_workshop.real.fast.gpt2",
     "llama": "attention_workshop.real.fast.llama",
+    "qwen2": "attention_workshop.real.fast.llama",  # Qwen2's forward is llama.forward
 }
 
 
 # the accelerators that are their family's readable forward with its hook points, so they
 # honour a caller's hooks; the others rewrite their blocks as stages and step aside for hooks
-WITH_HOOKS = {"llama"}
+WITH_HOOKS = {"llama", "qwen2"}
 
 
 def accelerated(cfg, dtype, hooks=False):  # ModelConfig, dtype, hooks given -> forward, or None
