@@ -173,3 +173,83 @@ def test_run_under_a_memory_limit_is_one_line(tmp_path, capsys):
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.startswith("attention-workshop: error: ") and "memory" in done.stderr
     assert tree(tmp_path / "D") == before
+
+
+# --- signals at start-up, and after the line is said ---
+
+# The installed script (or `python -m attention_workshop`) run through runpy, so that an
+# import hook sends the signal at a chosen moment of the start-up (tests/test_interrupts.py
+# does the same for later moments); `again` also sends it once more while the interpreter
+# ends, after Python has put its default handlers back (from an object's __del__).
+STARTUP = """
+import gc, importlib.abc, os, runpy, signal, sys
+script, how, module, sig, again = sys.argv[1:6]
+sig = getattr(signal, sig)
+class Hook(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == module:
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), sig)
+class Again:  # its own names: the module's may be cleared to None by then
+    def __del__(self, kill=os.kill, pid=os.getpid(), sig=sig):
+        kill(pid, sig)
+def freeze(freeze=gc.freeze):  # garbage made after gc.freeze (frozen objects are never
+    freeze()  # finalized), for the collection as the interpreter ends, after its handlers
+    cycle = [Again()]
+    cycle.append(cycle)
+    gc.disable()
+if again == "again":
+    gc.freeze = freeze
+sys.meta_path.insert(0, Hook())
+if how == "script":
+    sys.argv = [script, *sys.argv[6:]]
+    runpy.run_path(script, run_name="__main__")
+else:
+    sys.argv = ["attention_workshop", *sys.argv[6:]]
+    sys.orig_argv = [sys.executable, "-m", "attention_workshop", *sys.argv[1:]]
+    runpy.run_module("attention_workshop", run_name="__main__", alter_sys=True)
+"""
+# the moment: the import the signal comes in, all before cli.py's own handler
+AT_START = {"in the package's first import": "attention_workshop.explore",
+            "as cli.py imports interrupts": "attention_workshop.interrupts",
+            "as interrupts imports errors": "attention_workshop.errors"}
+
+
+def interrupted_program(how, module, name, again, tmp_path, *argv):
+    script = os.path.join(os.path.dirname(sys.executable), "attention-workshop")
+    return subprocess.run([sys.executable, "-c", STARTUP, script, how, module, name, again,
+                           *argv], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=TIMEOUT)
+
+
+@pytest.mark.parametrize("name", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("how", ["script", "python -m"])
+@pytest.mark.parametrize("when", AT_START)
+def test_a_signal_at_start_up_is_one_line(when, how, name, tmp_path):
+    """A KeyboardInterrupt traceback from inside the package's imports, 2 runs in 30."""
+    done = interrupted_program(how.split()[0], AT_START[when], name, "once", tmp_path,
+                               "explore", "the river bank", "--out", "out")
+    import signal
+
+    assert done.returncode == 128 + getattr(signal, name), done.stderr
+    assert done.stderr == "attention-workshop: interrupted; nothing was written\n"
+    assert done.stdout == "" and not (tmp_path / "out").exists()
+
+
+def test_a_second_signal_as_the_process_ends_keeps_the_exit_code(tmp_path):
+    """The first Ctrl-C inside the command (said in one line), the second as the interpreter
+    ends: once killed by the signal (1 run in 24) after the line was said."""
+    done = interrupted_program("script", "numpy", "SIGINT",
+                               "again", tmp_path, "explore", "the river bank", "--out", "out")
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == "attention-workshop: interrupted; nothing was written\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_package_import_is_not_the_program():
+    from fresh import fresh_python
+
+    code = ("import signal, attention_workshop; "
+            "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler, "
+            "attention_workshop.started_as_program())")
+    assert fresh_python(code) == "True False"

@@ -12,7 +12,48 @@ The names a learner uses at a Python prompt or in a notebook come from here:
 Each is imported on first use, so `attention-workshop --help` imports no numpy.
 """
 
-import importlib
+# Ctrl-C or SIGTERM from this first line on, while the command line starts: its one line
+# and exit 128 + N, not a KeyboardInterrupt traceback from inside an import. _signal is
+# built into Python and loaded at its start, and os with it: nothing is imported before
+# the handler is in place (cli.py's interrupts.exit_at_once takes over, and says what stays
+# out of reach).
+import _signal
+import os
+import sys
+
+
+def started_as_program():  # -> True in the process `attention-workshop` started
+    """The installed script, or `python -m attention_workshop` (while Python is still
+    finding the package, __main__ is not yet ours: its own command line says so). False
+    where the package is imported (tests, a notebook, `python -m pytest`)."""
+    main = sys.modules.get("__main__")
+    if getattr(getattr(main, "__spec__", None), "name", None) == f"{__name__}.__main__" or \
+            os.path.basename(getattr(main, "__file__", None) or "") == "attention-workshop":
+        return True
+    options = iter(sys.orig_argv[1:])  # Python's own options, up to -m MODULE
+    for option in options:
+        if option in ("-X", "-W"):
+            next(options, None)  # their value
+        elif option.startswith("-m"):
+            return (option[2:] or next(options, "")) == __name__
+        elif not option.startswith("-") or option.startswith("-c"):
+            return False  # a script or -c: its arguments follow
+    return False
+
+
+def _interrupted_at_start(signum, frame):  # the words of interrupts.exit_at_once
+    try:
+        os.write(2, b"attention-workshop: interrupted; nothing was written\n")
+    except OSError:  # standard error closed: the exit code still says it
+        pass
+    os._exit(128 + signum)
+
+
+if started_as_program():
+    for _number in (_signal.SIGINT, _signal.SIGTERM):
+        _signal.signal(_number, _interrupted_at_start)
+
+import importlib  # noqa: E402
 
 __version__ = "0.1.0"
 

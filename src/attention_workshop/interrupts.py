@@ -131,13 +131,13 @@ def report(say, signum):  # say(): prints the one line -> the exit code, 128 + t
     return 128 + _reported[0]
 
 
-def running_as_program(module="attention_workshop.__main__", script="attention-workshop"):
+def running_as_program():
     """True in the process the command line was started as (the installed script, or
-    `python -m attention_workshop`); False where it is imported (tests, a notebook)."""
-    main = sys.modules.get("__main__")
-    spec = getattr(main, "__spec__", None)
-    return getattr(spec, "name", None) == module or \
-        os.path.basename(getattr(main, "__file__", None) or "") == script
+    `python -m attention_workshop`); False where it is imported (tests, a notebook). The
+    package's first lines ask the same, to install their own handler before any import."""
+    from attention_workshop import started_as_program
+
+    return started_as_program()
 
 
 def exit_at_once(program):  # install: Ctrl-C or SIGTERM ends the process with one line
