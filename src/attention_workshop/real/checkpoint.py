@@ -156,7 +156,8 @@ def load_folder(folder, dtype="float32"):  # path -> (ModelConfig, weights, Toke
     thread while this one reads the tokenizer (holding the GIL): docs/benchmarks.md. A
     tokenizer's error still comes first, as when the two were read one after the other.
     """
-    from attention_workshop.real.fast.team import Worker
+    import threading
+
     from attention_workshop.real.shards import weights_file
 
     folder = check_folder(folder)
@@ -166,16 +167,22 @@ def load_folder(folder, dtype="float32"):  # path -> (ModelConfig, weights, Toke
         late = None
     except WorkshopError as exc:
         weights, check, late = None, (lambda: None), exc  # raised after the tokenizer's
-    reader = Worker()
-    reader.start(lambda _: check(), None)
+    failed = []  # the check's exception, if it raised one
+
+    def check_weights():
+        try:
+            check()
+        except BaseException as exc:  # handed to this thread, raised below
+            failed.append(exc)
+    reader = threading.Thread(target=check_weights, name="weights check", daemon=True)
+    reader.start()
     try:
         tokenizer = load_tokenizer(folder / "tokenizer.json")
         checks.check_token_ids(folder / "tokenizer.json", tokenizer, cfg.n_vocab)
     finally:
-        error = reader.wait()
-        reader.stop()
+        reader.join()
     if late is not None:
         raise late
-    if error is not None:
-        raise error
+    if failed:
+        raise failed[0]
     return cfg, weights, tokenizer

@@ -66,7 +66,7 @@ def read_gguf(path, dtype="float32"):  # -> GGUFModel
     SmolLM2 where its float32 matrices are 538 MB)."""
     import numpy as np
 
-    from attention_workshop.real.fast.blocks import from_gguf
+    from attention_workshop.real.accelerator import kept_blocks
     from attention_workshop.real.gguf_tokenizer import gguf_tokenizer
 
     if np.dtype(dtype) not in (np.float32, np.float64):
@@ -101,7 +101,7 @@ def read_gguf(path, dtype="float32"):  # -> GGUFModel
     for name in names:
         w, raw = _numbers(gguf, name, config, dtype)
         weights[transformers_name(name)] = w
-        kept = from_gguf(raw, gguf.tensors[name].qtype, w)  # float32's 4- and 8-bit matrices
+        kept = kept_blocks(raw, gguf.tensors[name].qtype, w)  # float32's 4- and 8-bit matrices
         if kept is not w:  # (the accelerator's one-token steps read their blocks)
             blocks[transformers_name(name)] = kept
     return GGUFModel(config, weights, tokenizer, blocks)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from attention_workshop.errors import WorkshopError
+from attention_workshop.real.accelerator import forward_for
 from attention_workshop.real.checkpoint import all_finite
 from attention_workshop.real.config import ModelConfig
 from attention_workshop.real.families import family, running_layer
@@ -123,7 +124,7 @@ class Model:
     def accelerator(self, hooks=False):  # -> real/fast/'s forward for this model, or None
         """None: the readable forward runs (float64, a family with no accelerator, fast=False,
         hooks that this family's accelerator does not honour, or real/fast/ not installed)."""
-        return accelerator(self.config, self.dtype, hooks) if self.fast else None
+        return forward_for(self.config, self.dtype, hooks) if self.fast else None
 
     def weights_for(self, fast):  # -> the weights a forward pass (fast or readable) reads
         return self.fast_weights if fast and self.blocks else self.weights
@@ -169,16 +170,6 @@ class Model:
                                 f"({exc}): its weights or config.json's values (the norm's "
                                 "epsilon) are out of range; nothing is shown") from None
         return out
-
-
-def accelerator(cfg, dtype, hooks=False):  # -> real/fast/'s forward, or None
-    """The one door to real/fast/: without it (deleted, or its import failing) every model
-    runs its readable forward, slower, with the same numbers."""
-    try:
-        from attention_workshop.real.fast import accelerated
-    except ImportError:
-        return None
-    return accelerated(cfg, dtype, hooks)
 
 
 def check_finite(name, out):  # forward's dict of arrays -> None, or WorkshopError
