@@ -1,4 +1,4 @@
-"""Module 3's log lines (81 on) against numbers recomputed with transformers' BertModel."""
+"""Module 3's log lines ([S6]-[S9]) against numbers recomputed with transformers' BertModel."""
 
 import os
 import subprocess
@@ -9,7 +9,7 @@ import pytest
 from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real import catalog
-from attention_workshop.report import Log
+from attention_workshop.report import Log, section_spans
 from attention_workshop.workshop import compute, run_workshop
 
 torch = pytest.importorskip("torch")
@@ -56,11 +56,14 @@ def section(lines, number):  # the lines of section [S<number>], header first
     return lines[start:end]
 
 
-def test_starts_at_line_81(lines):
-    assert lines[80].startswith("[S6] Module 3")
-    assert [line[:4] for line in lines[80:125] if line.startswith("[S")] == \
-        ["[S6]", "[S7]", "[S8]", "[S9]"]
-    assert lines[125].startswith("[S10] Module 4")  # Module 4 follows, nothing earlier moved
+def test_sections_6_to_9_follow_module_2_and_module_4_follows_them(lines):
+    spans = section_spans(lines)
+    assert lines[spans[6][0][0] - 1].startswith("[S6] Module 3")
+    assert spans[6][0][0] == spans[5][0][1] + 1  # right after [S5]'s last line (line 80)
+    heads = [line.split()[0] for line in lines if line.startswith("[S")]
+    assert heads[heads.index("[S6]"):heads.index("[S6]") + 5] == \
+        ["[S6]", "[S7]", "[S8]", "[S9]", "[S10]"]
+    assert lines[spans[10][0][0] - 1].startswith("[S10] Module 4")
 
 
 def test_tokens_and_sizes(lines, reference):

@@ -137,7 +137,7 @@ def test_long_runs_show_the_grid_but_no_weight_tables():
 
 
 def test_minilm_run_shows_the_logs_bank_to_river_head():
-    """results.log line 89: bank -> river in L0 H4 = 0.788; the grid's L0 H4 cell is bank's
+    """results.log [S7] line 2: bank -> river in L0 H4 = 0.788; the grid's L0 H4 cell is bank's
     look at river (that head's largest word-to-word weight)."""
     from attention_workshop.real import load_model
 

@@ -20,9 +20,7 @@ from attention_workshop.report import Log
 @pytest.fixture(scope="module")
 def m4():  # Module 4's Result, run once (~6 s: SmolLM2 in float64)
     smollm2_path()
-    log = Log()
-    log.lines = [""] * 125  # Module 4 follows Module 3's last line
-    return module4.run(log, {})
+    return module4.run(Log(), {})
 
 
 def page_from_run(folder, m4_result):  # explorer.html as `run` draws it (FIGURES), no Module 3

@@ -164,10 +164,14 @@ def test_module3_answers_from_the_model_files():
 
 @needs_minilm
 def test_module3_names_heads_from_0_as_the_log_does(tmp_path):
-    """results.log line 89 names the strongest bank -> river head "L0 H2"; the quiz names the
-    same head with the same numbers (layers and heads count from 0 everywhere)."""
+    """results.log [S7] line 2 names the strongest bank -> river head "L0 H2"; the quiz names
+    the same head with the same numbers (layers and heads count from 0 everywhere)."""
+    from attention_workshop.report import section_spans
+
     assert cli.main(["run", "--no-figures", "--out", str(tmp_path)]) == 0
-    line = (tmp_path / "results.log").read_text().splitlines()[88]
+    log = (tmp_path / "results.log").read_text().splitlines()
+    [(first, _)] = section_spans(log)[7]
+    line = log[first]  # [S7]'s line 2 (its header is line 1)
     layer, head = re.search(r"river bank\": L(\d+) H(\d+) =", line).groups()
     _, qs = load("3")
     assert f"Layer {layer}, head {head} (counted from 0" in qs[3].explanation

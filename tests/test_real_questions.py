@@ -76,7 +76,7 @@ def test_vs_on_the_lesson_pair_is_the_logs_s8(reference, capsys):
     assert cli.main(["real", "the river bank", "--vs", "the money bank", "--word", "bank"]) == 0
     out = capsys.readouterr().out
     for layer, value in enumerate(("0.912", "0.925", "0.932", "0.943", "0.954", "0.872")):
-        assert f"  after layer {layer}: cosine {value}\n" in out  # results.log lines 95-100
+        assert f"  after layer {layer}: cosine {value}\n" in out  # results.log [S8] lines 4-9
 
 
 def positional_or_resting(weights, special):
