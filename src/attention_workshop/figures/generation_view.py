@@ -31,14 +31,14 @@ STYLE = """
 def strongest_head(steps):  # [Step] -> (layer, head) whose look away from sink and self is largest
     """Example: SmolLM2 writing " Paris" after "The capital of France is" -> a head of the
     middle layers whose row puts most weight on a word before the newest token."""
-    from attention_workshop.real.decode import content_heads
+    from attention_workshop.real.decode import by_content
 
     best = None
     for s in steps:
         rows = s.attention  # [L, H, S]
         if rows.shape[-1] < 3:
             continue
-        look = np.where(content_heads(rows), rows[..., 1:-1].max(axis=-1), 0.0)  # [L, H]
+        look = np.where(by_content(rows), rows[..., 1:-1].max(axis=-1), 0.0)  # [L, H]
         best = look if best is None else best + look
     if best is None:
         return 0, 0

@@ -74,9 +74,11 @@ def prompt_ids(model, prompt, chat=False):  # -> [ids] the generation starts fro
     return model.encode(chat_text(model, prompt) if chat else prompt)
 
 
-def generate(model, prompt, tokens=32, chat=False, say=None):  # -> Generation
+def generate(model, prompt, tokens=32, chat=False, say=None, ablate=None):  # -> Generation
     """Greedy decoding of up to `tokens` new tokens after `prompt` (or its chat form).
-    `say(step)` is called as each token comes (a terminal prints it at once)."""
+    `say(step)` is called as each token comes (a terminal prints it at once). `ablate`
+    [(layer, head)]: those heads switched off (zero) in every step, so the KV cache holds
+    the keys and values of the run without them (interventions.py)."""
     ids = prompt_ids(model, prompt, chat)
     room = min(model.config.n_ctx, MAX_TOKENS) - len(ids)
     if not isinstance(tokens, int) or isinstance(tokens, bool) or not 1 <= tokens <= room:
@@ -85,7 +87,7 @@ def generate(model, prompt, tokens=32, chat=False, say=None):  # -> Generation
                             f"{min(model.config.n_ctx, MAX_TOKENS)} here)" if room > 0 else
                             f"the prompt is {len(ids)} tokens: no room is left to write in; "
                             "shorten it")
-    result = model.run(ids)
+    result = model.run(ids, ablate=ablate)
     eos = model.eos_id
     cached = "past" in inspect.signature(family(model.config.family).forward).parameters
     new, steps = [], []
@@ -102,18 +104,19 @@ def generate(model, prompt, tokens=32, chat=False, say=None):  # -> Generation
         if next_id == eos or len(new) == tokens:
             break
         if cached:  # only the new token runs; the rest is in the KV cache
-            result = model.run([next_id], past=result)
+            result = model.run([next_id], past=result, ablate=ablate)
         else:  # a family with no cache (GPT-2 here): the whole sequence again, same numbers
-            result = model.run(ids + new)
+            result = model.run(ids + new, ablate=ablate)
     return Generation(prompt_ids=ids, prompt_tokens=[model.tokenizer.id_to_token(i) for i in ids],
                       new_ids=new, text=model.tokenizer.decode(new, skip_special_tokens=True),
                       steps=steps, stopped="end" if new[-1] == eos else "length",
                       cache_bytes_per_token=cache_bytes(model.config))
 
 
-def content_heads(rows):  # [L, H, S] one position's attention -> [L, H] bool
+def by_content(rows):  # [L, H, S] one position's attention -> [L, H] bool
     """The heads that looked by content at this step: less than HEAD_SHARE of the row on the
-    first token (the sink), the token itself or the one before it."""
+    first token (the sink), the token itself or the one before it. (head_search.content_heads
+    ranks the heads over a whole sentence; this marks one generated token's.)"""
     S = rows.shape[-1]
     positional = rows[..., 0] + rows[..., -1] + (rows[..., -2] if S > 1 else 0)
     return positional < HEAD_SHARE
@@ -122,7 +125,7 @@ def content_heads(rows):  # [L, H, S] one position's attention -> [L, H] bool
 def looked_at(rows, ids, model, count=LOOKS):  # [L, H, S], [S] ids -> [(pos, token, weight)]
     """Where the content heads looked hardest: their rows averaged, the sink and the token
     itself left out. Example: a step after "the river bank" may give [(2, 'Ġriver', 0.31)]."""
-    keep = content_heads(rows)
+    keep = by_content(rows)
     if not keep.any() or rows.shape[-1] < 3:
         return []
     mean = rows[keep].mean(axis=0)  # [S]
