@@ -16,6 +16,7 @@ from attention_workshop.real import folder_checks as checks
 from attention_workshop.real.catalog import check_folder
 from attention_workshop.real.config import read_config
 from attention_workshop.real.families import family
+from attention_workshop.real.finite import all_finite
 
 
 def read_weights(path, cfg, dtype="float32"):  # Path, ModelConfig -> ({name: array}, check)
@@ -118,17 +119,6 @@ class LookupTable:
         if copy is False:
             raise ValueError("a LookupTable's rows are converted: they cannot come uncopied")
         return self.stored.astype(dtype or self.dtype)
-
-
-def all_finite(tensor):  # array -> bool
-    """True if no element is NaN or infinite. One summing pass, no [tensor]-sized temporary:
-    a NaN or an infinity makes the sum NaN or infinite; only a finite sum too large for the
-    dtype needs the element-wise check. Example: all_finite(np.array([1.0, np.inf])) -> False.
-    (Summing rows by a matrix-vector product was faster on a quiet machine, but the BLAS's
-    second thread made it 2-3x slower whenever the other core was busy.)
-    """
-    with np.errstate(all="ignore"):  # inf - inf and overflow are answers here, not warnings
-        return bool(np.isfinite(tensor.sum()) or np.isfinite(tensor).all())
 
 
 def load_tokenizer(path):  # Path -> tokenizers.Tokenizer

@@ -13,6 +13,8 @@ from attention_workshop.real.families import FAMILIES, family
 from attention_workshop.real.layers import ACTIVATION
 from attention_workshop.userfiles import refuse
 
+MAX_TOKENS = 512  # [n_layer, n_head, T, T] weights are kept, printed and drawn: T stays modest
+
 # how a field's value is checked; any other field is a size (a whole number >= 1)
 KINDS = {"eps": "epsilon", "rope_theta": "number", "tied": "flag", "bias": "flag",
          "out_bias": "flag",

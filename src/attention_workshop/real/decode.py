@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_workshop.errors import WorkshopError
+from attention_workshop.real.config import MAX_TOKENS
 from attention_workshop.real.families import family
-from attention_workshop.real.model import MAX_TOKENS
 
 LOOKS = 3  # earlier tokens listed per step: where the content heads looked hardest
 HEAD_SHARE = 0.5  # a head is positional at a step if this share of its row is on the first

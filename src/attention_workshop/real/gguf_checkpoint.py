@@ -200,7 +200,7 @@ def _numbers(gguf, name, config, dtype):  # -> (the tensor dequantized, its byte
     import numpy as np
     from gguf.quants import dequantize
 
-    from attention_workshop.real.checkpoint import all_finite
+    from attention_workshop.real.finite import all_finite
 
     raw = gguf.raw(name)
     try:  # a NaN or inf in a block is refused below: numpy's warning about it is not shown

@@ -12,13 +12,11 @@ import numpy as np
 
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real.accelerator import forward_for
-from attention_workshop.real.checkpoint import all_finite
-from attention_workshop.real.config import ModelConfig
+from attention_workshop.real.config import MAX_TOKENS, ModelConfig
 from attention_workshop.real.families import family, running_layer
+from attention_workshop.real.finite import all_finite
 from attention_workshop.sentences import check_sentence
 from attention_workshop.userfiles import printable
-
-MAX_TOKENS = 512  # [n_layer, n_head, T, T] weights are kept, printed and drawn: T stays modest
 
 
 def shape_of(value):  # a field's value -> its short description for a repr
