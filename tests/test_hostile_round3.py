@@ -253,3 +253,129 @@ def test_a_package_import_is_not_the_program():
             "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler, "
             "attention_workshop.started_as_program())")
     assert fresh_python(code) == "True False"
+
+
+# --- stray output before a refusal ---
+
+def test_tokens_past_the_room_left_print_nothing_before_the_refusal(tmp_path, capsys):
+    """The "N prompt tokens; writing up to 256" line came on stdout before the refusal."""
+    path = tiny_gguf(tmp_path / "m.gguf")  # 128 positions
+    assert_one_line_refusal(["generate", "the bank", "--model", path, "--tokens", "200"],
+                            tmp_path, capsys, "--tokens must be a whole number from 1 to")
+
+
+# --- files of the user's: never replaced ---
+
+OWN = "cannot write '{}': {} of that name is there that attention-workshop did not write " \
+      "(or it changed since), and it is never replaced; move or rename it, or choose " \
+      "another with --out DIR"
+
+
+def generate_argv(tmp_path):
+    return ["generate", "the bank", "--model", tiny_gguf(tmp_path / "m.gguf"), "--tokens", "2",
+            "--out", "D"]
+
+
+@pytest.fixture
+def in_d(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "D").mkdir()
+    (tmp_path / "D" / "notes.txt").write_text("the learner's")
+    return tmp_path
+
+
+def test_generate_does_not_replace_the_users_own_page(in_d, capsys):
+    (in_d / "D" / "generation.html").write_text("<p>my own page</p>")
+    assert_one_line_refusal(generate_argv(in_d), in_d, capsys, OWN.format("D/generation.html",
+                                                                          "a file"))
+
+
+def test_generate_does_not_replace_a_link_of_that_name(in_d, capsys):
+    (in_d / "mine.html").write_text("<p>the file it points to</p>")
+    (in_d / "D" / "generation.html").symlink_to(in_d / "mine.html")
+    assert_one_line_refusal(generate_argv(in_d), in_d, capsys, OWN.format("D/generation.html",
+                                                                          "a link"))
+    assert (in_d / "D" / "generation.html").is_symlink()
+
+
+def test_generate_replaces_its_own_page_but_not_once_the_user_changed_it(in_d, capsys):
+    argv = generate_argv(in_d)
+    assert cli_main(argv) == 0
+    first = (in_d / "D" / "generation.html").read_bytes()
+    assert cli_main(argv) == 0  # ours, untouched: replaced (by the same page)
+    assert (in_d / "D" / "generation.html").read_bytes() == first
+    capsys.readouterr()
+    (in_d / "D" / "generation.html").write_bytes(first + b"<!-- my note -->")
+    assert_one_line_refusal(argv, in_d, capsys, OWN.format("D/generation.html", "a file"))
+
+
+def test_run_does_not_replace_the_users_own_log(in_d, capsys):
+    (in_d / "D" / "results.log").write_text("my own log\n")
+    assert_one_line_refusal(["run", "--no-real", "--no-figures", "--out", "D"], in_d, capsys,
+                            OWN.format("D/results.log", "a file"))
+
+
+@pytest.mark.parametrize("name", ["explore_weights.png", "head_view.html"])
+def test_a_file_known_only_when_drawn_is_refused_at_the_commit(name, in_d, capsys):
+    """explore's and real's names depend on the words: checked as the set is put in place,
+    still before anything is printed."""
+    from real_folder import write_folder
+
+    (in_d / "D" / name).write_bytes(b"my own")
+    argv = ["explore", "the river bank", "--out", "D"] if name.startswith("explore") else \
+        ["real", "the river bank", "--model", write_folder(in_d / "model", "bert"), "--out", "D"]
+    assert_one_line_refusal(argv, in_d, capsys, OWN.format(f"D/{name}", "a file"))
+
+
+def cli_main(argv):
+    from attention_workshop import cli
+
+    return cli.main(argv)
+
+
+# --- a full disk: the stage is not left behind ---
+
+def test_a_stage_whose_mark_cannot_be_written_is_removed(in_d, capsys, monkeypatch):
+    """0 bytes free: the stage folder is made, its MARK file too, but writing it fails."""
+    import errno
+    import pathlib
+
+    from attention_workshop import staging
+
+    write_text = pathlib.Path.write_text
+
+    def full(path, *args, **kwargs):
+        if path.name == staging.MARK:
+            path.touch()
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return write_text(path, *args, **kwargs)
+
+    monkeypatch.setattr(pathlib.Path, "write_text", full)
+    assert_one_line_refusal(generate_argv(in_d), in_d, capsys, "cannot write to output folder "
+                            "'D' (No space left on device)")
+
+
+def test_a_full_disk_leaves_no_stage(tmp_path):
+    """generate --out on a tmpfs with 0 bytes free (a private mount namespace, as
+    tests/test_hostile_outputs.py's full disk)."""
+    import shutil
+
+    if shutil.which("unshare") is None or subprocess.run(
+            ["unshare", "-m", "true"], capture_output=True).returncode != 0:
+        pytest.skip("needs unshare -m (root)")
+    model = tiny_gguf(tmp_path / "m.gguf")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    script = (f"mount -t tmpfs -o size=64k tmpfs {disk} || exit 99; mkdir {disk}/D; "
+              f"echo mine > {disk}/D/notes.txt; dd if=/dev/zero of={disk}/fill bs=4k "
+              f"2>/dev/null; '{sys.executable}' -m attention_workshop generate 'the bank' "
+              f"--model {model} --tokens 2 --out {disk}/D > {tmp_path}/stdout "
+              f"2> {tmp_path}/stderr; echo $? > {tmp_path}/rc; ls -A {disk}/D > {tmp_path}/ls")
+    done = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT)
+    if done.returncode == 99:
+        pytest.skip("cannot mount a tmpfs here")
+    err = (tmp_path / "stderr").read_text()
+    assert (tmp_path / "rc").read_text() == "2\n" and err.count("\n") == 1, err
+    assert "No space left on device" in err, err
+    assert (tmp_path / "ls").read_text() == "notes.txt\n"  # no .attention-workshop-new-XXXX

@@ -11,7 +11,7 @@ import sys
 import pytest
 from fresh import fresh_python
 
-from attention_workshop import cli, files
+from attention_workshop import cli, files, manifest
 from attention_workshop.modules import module2
 from attention_workshop.workshop import run_workshop
 
@@ -54,6 +54,8 @@ def test_unknown_option_is_one_line_and_exit_2(capsys):
 
 def test_failed_run_leaves_the_previous_log_untouched(tmp_path, monkeypatch):
     (tmp_path / "results.log").write_text("a good log\n")
+    manifest.write(tmp_path, {"run": {"results.log": manifest.fingerprint(
+        tmp_path / "results.log")}})  # written by a run (a log of the learner's is never replaced)
 
     def broken():
         raise RuntimeError("interrupted")

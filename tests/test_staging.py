@@ -244,9 +244,22 @@ def test_a_stage_just_made_is_never_taken_for_a_killed_runs(out, monkeypatch):
     assert stage.committed and tree(out)["results.log"] == NEW["results.log"]
 
 
+def without_a_list_the_set_is_not_ours(out):
+    """results.log and a.png are no longer known as run's: not replaced, nothing changed;
+    once the learner moves them away the new set goes in."""
+    before = tree(out)
+    with pytest.raises(WorkshopError, match=r"a\.png': a file of that name is there that "
+                                            "attention-workshop did not write"):
+        write_set(out, NEW)
+    assert tree(out) == before
+    for name in NEW:
+        (out / name).unlink()
+    write_set(out, NEW)
+
+
 def test_a_damaged_file_list_is_taken_as_empty(out):
     (out / manifest.NAME).write_text('{"run": ["../../etc/passwd", "b.png"], "run": []}')
-    write_set(out, NEW)
+    without_a_list_the_set_is_not_ours(out)
     assert tree(out)["b.png"] == OLD["b.png"]  # not known as run's: kept
     assert names(out) == {"run": sorted(NEW)}
 
@@ -340,7 +353,7 @@ def test_a_file_the_learner_changed_is_not_removed_with_the_old_set(out):
 ], ids=["names alone", "a wrong fingerprint"])
 def test_a_copied_or_edited_file_list_removes_no_file_of_the_learner(out, file_list):
     (out / manifest.NAME).write_text(file_list)
-    write_set(out, NEW)
+    without_a_list_the_set_is_not_ours(out)
     assert {n: tree(out)[n] for n in MINE} == MINE
 
 
@@ -370,12 +383,11 @@ def test_a_double_fault_says_what_the_folder_holds_and_the_next_run_completes_it
     assert (now["a.png"], now["results.log"], now["b.png"]) == (NEW["a.png"], OLD["results.log"],
                                                                 OLD["b.png"])  # as it says
     monkeypatch.setattr(staging.os, "replace", real_replace)
-    write_set(out, {"explore_weights.png": b"explore's new figure"}, "explore")
+    write_set(out, {"explore_bank.png": b"explore's new figure"}, "explore")
     now = tree(out)
-    assert {n: now.get(n) for n in (*OLD, *MINE)} == {**NEW, "b.png": None, **MINE,
-                                                      "explore_weights.png": b"explore's new "
-                                                      b"figure"}
-    assert names(out) == {"run": sorted(NEW), "explore": ["explore_weights.png"]}
+    assert {n: now.get(n) for n in (*OLD, *MINE, "explore_bank.png")} == {
+        **NEW, "b.png": None, **MINE, "explore_bank.png": b"explore's new figure"}
+    assert names(out) == {"run": sorted(NEW), "explore": ["explore_bank.png"]}
     assert not [p for p in out.iterdir() if p.name.startswith(".attention-workshop-") and
                 p.name != manifest.NAME]  # no stage left
 

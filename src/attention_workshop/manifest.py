@@ -57,6 +57,13 @@ def matches(path, recorded):  # -> True if `path` is a regular file, still what 
         return False
 
 
+def ours(path, sets):  # -> True if `path` is a file some command's set still holds as written
+    """A file of that name that no list holds, or that changed since (a learner's own page,
+    a link), is not ours to replace. Example: results.log after `run`, untouched -> True;
+    the same after the learner added a line -> False."""
+    return any(matches(path, files.get(os.path.basename(path))) for files in sets.values())
+
+
 def write_removals(stage, files):  # {file name: fingerprint}
     (stage / REMOVALS).write_text(json.dumps(files), encoding="utf-8")
 

@@ -66,12 +66,14 @@ class Stage:
 
 
 @contextlib.contextmanager
-def staged(folder, command, todo=OUT_TODO):  # -> Stage
+def staged(folder, command, todo=OUT_TODO, expect=()):  # -> Stage
     """Stage a new set of `command`'s files for `folder`; commit it if the block succeeds.
 
     A failure raises one WorkshopError line (an OSError while writing into the stage names
     the file as it would have been in `folder`); an interrupt raises errors.Interrupted saying
-    what `folder` holds. `todo` ends the message when `folder` cannot be written."""
+    what `folder` holds. `todo` ends the message when `folder` cannot be written. `expect`:
+    names the set will hold, checked before the block runs (a file of that name that we did
+    not write is refused now, not after the work: `check_replaceable`)."""
     if str(folder) == "":
         raise WorkshopError("--out '' names no folder; give one, e.g. --out workshop-output")
     folder = Path(folder)
@@ -83,9 +85,8 @@ def staged(folder, command, todo=OUT_TODO):  # -> Stage
                 folder.mkdir(parents=True, exist_ok=True)
                 with _locked(folder):  # made and locked under the folder's lock: another
                     recover(folder)  # run's recover (also under it) never sees it unlocked
-                    path = Path(tempfile.mkdtemp(dir=folder, prefix=NEW))
-                    lock = _hold_lock(path)  # later runs keep off
-                    (path / MARK).write_text(path.name[len(NEW):] + "\n")
+                    check_replaceable(folder, expect, manifest.read(folder), todo)
+                    path, lock = _new_stage(folder)
             except OSError as exc:
                 if os.path.lexists(folder) and not folder.is_dir():  # a file, a link to nothing
                     exc = OSError(exc.errno, "it exists and is not a folder")
@@ -124,6 +125,39 @@ def staged(folder, command, todo=OUT_TODO):  # -> Stage
                 break
 
 
+def _new_stage(folder):  # -> (its path, the fd holding its lock); nothing left on a failure
+    """A full disk can let the folder be made and fail its MARK (an empty file): the stage is
+    removed again before the error goes on."""
+    path = Path(tempfile.mkdtemp(dir=folder, prefix=NEW))
+    lock = -1
+    try:
+        lock = _hold_lock(path)  # later runs keep off
+        (path / MARK).write_text(path.name[len(NEW):] + "\n")
+    except BaseException:
+        if lock >= 0:
+            os.close(lock)
+        _discard(path)
+        raise
+    return path, lock
+
+
+def check_replaceable(folder, names, sets, todo=OUT_TODO):  # sets: manifest.read(folder)
+    """Each of `names` in `folder` is absent, or a file a command's set holds as it was
+    written (manifest.ours): a folder, or a file or link we did not write (a learner's own
+    generation.html), is refused in one line naming it, before anything changes."""
+    for name in names:
+        target = folder / name
+        if not os.path.lexists(target) or manifest.ours(target, sets):
+            continue
+        if _is_folder(target):
+            raise WorkshopError(f"cannot write '{printable(target)}': a folder of that name is "
+                                f"in the way; move it, or {todo}")
+        what = "a link" if os.path.islink(target) else "a file"
+        raise WorkshopError(f"cannot write '{printable(target)}': {what} of that name is there "
+                            "that attention-workshop did not write (or it changed since), and "
+                            f"it is never replaced; move or rename it, or {todo}")
+
+
 def commit(stage, todo=OUT_TODO):
     """Step 3: swap the stage's files in as `stage.command`'s set in `stage.folder`."""
     folder = stage.folder
@@ -135,6 +169,7 @@ def commit(stage, todo=OUT_TODO):
                   for n in listed}  # a file another command's set holds too stays
         stale = {n: fp for n, fp in sets.get(stage.command, {}).items() if n not in names
                  and n not in others and manifest.matches(folder / n, fp)}  # ours, unchanged
+        check_replaceable(folder, names, sets, todo)  # again, under the lock: the last word
         _set_aside(folder, stage.path, names + list(stale), todo)
         manifest.write(stage.path, {**sets, stage.command: written})
         manifest.write_removals(stage.path, stale)
@@ -214,9 +249,6 @@ def _set_aside(folder, stage, names, todo):
         target = folder / name
         if not os.path.lexists(target):
             continue
-        if _is_folder(target):
-            raise WorkshopError(f"cannot write '{target}': a folder of that name is in the way; "
-                                f"move it, or {todo}")
         try:
             os.link(target, aside / name, follow_symlinks=False)
         except OSError:  # no hard links here (or not allowed): keep a copy instead

@@ -45,7 +45,7 @@ def run_workshop(out_dir, figures=True, real=True, say=print, todo=OUT_TODO, fig
     """
     from attention_workshop.staging import staged
 
-    with staged(out_dir, "run", todo) as stage:
+    with staged(out_dir, "run", todo, expect=("results.log",)) as stage:  # checked first
         preloading = None
         if figures:  # matplotlib only when drawing: imported while the modules compute
             from attention_workshop import figures as fig

@@ -45,7 +45,7 @@ def main(args):
     own = own_files(args)  # (table, W_Q, W_K, W_V): each file read and checked
     table, w_q, w_k, w_v = own  # an unknown word, or a wiring that does not fit, stops here:
     sentence = " ".join(explore(args.sentence, table, w_q, w_k, Options(w_v=w_v)).tokens)
-    with staged(args.out, "explorer") as stage:  # the folder is checked before the model loads
+    with staged(args.out, "explorer", expect=("explorer.html",)) as stage:  # before the model
         real = None
         if not args.no_real:
             try:

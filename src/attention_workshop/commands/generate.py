@@ -67,18 +67,22 @@ def main(args):
         if args.out:
             from attention_workshop.staging import staged
 
-            stage = stack.enter_context(staged(args.out, "generate"))  # checked before loading
+            stage = stack.enter_context(staged(args.out, "generate", expect=("generation.html",)))
         model = load_model(args.model, download=args.download, say=progress)
         from attention_workshop.real.decode import generate, prompt_ids
 
         ids = prompt_ids(model, args.prompt, args.chat)  # every error before any output
         stream = args.format == "text"
-        if stream:
-            print(f"{model.name}: {len(ids)} prompt tokens; writing up to {args.tokens} "
-                  "(greedy, KV cache)", flush=True)
+        head = [f"{model.name}: {len(ids)} prompt tokens; writing up to {args.tokens} "
+                "(greedy, KV cache)"]  # printed with the first token: generate checks the
+        #                                room left for --tokens first, and refuses in one line
+
+        def shown(step):
+            print(*head, step_line(step), sep="\n", flush=True)
+            head.clear()
+
         generation = generate(model, args.prompt, args.tokens, args.chat,
-                              say=(lambda step: print(step_line(step), flush=True)) if stream
-                              else None)
+                              say=shown if stream else None)
         if stage is not None:
             from attention_workshop.figures.generation_view import write_generation_view
 
