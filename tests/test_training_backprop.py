@@ -3,6 +3,7 @@ Adam (1e-12), and central finite differences agree as a second witness."""
 
 import numpy as np
 import pytest
+from training_reference import torch_attention, torch_forward
 
 from attention_workshop.attention import causal_mask, scaled_dot_product_attention
 from attention_workshop.training import transformer
@@ -21,15 +22,6 @@ def assert_close(ours, theirs, rtol=RTOL):  # relative to the reference's larges
     scale = np.abs(theirs).max()
     assert scale > 0, "a zero reference proves nothing"
     assert np.abs(ours - theirs).max() <= rtol * scale
-
-
-def torch_attention(q, k, v, mask, scaled):  # torch's own ops, written from the formula
-    scores = q @ k.transpose(-1, -2)
-    if scaled:
-        scores = scores / np.sqrt(q.shape[-1])
-    if mask is not None:
-        scores = scores.masked_fill(~torch.from_numpy(mask), float("-inf"))
-    return torch.softmax(scores, dim=-1) @ v
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -68,21 +60,6 @@ def test_cross_entropy_equals_torch():
     t_loss.backward()
     assert abs(loss - t_loss.item()) <= 1e-14 * t_loss.item()
     assert_close(d_logits, t.grad.numpy())
-
-
-def torch_forward(tp, cfg, ids, ablate=()):  # an independent torch forward of the same model
-    T = ids.shape[1]
-    x = tp["W_E"][ids] + tp["W_pos"][:T]
-    mask = causal_mask(T)
-    for layer in range(cfg.n_layer):
-        heads = []
-        for h in range(cfg.n_head):
-            cols = slice(h * cfg.d_head, (h + 1) * cfg.d_head)
-            q, k, v = (x @ tp[f"{layer}.W_{n}"][:, cols] for n in "QKV")
-            z = torch_attention(q, k, v, mask, scaled=True)
-            heads.append(z * 0 if (layer, h) in ablate else z)
-        x = x + torch.cat(heads, dim=-1) @ tp[f"{layer}.W_O"]
-    return x @ tp["W_U"]
 
 
 def model_case(seed, cfg):

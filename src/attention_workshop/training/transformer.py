@@ -31,15 +31,17 @@ class Config:
 
 
 def init_params(cfg, rng):  # Config, np.random.Generator -> {name: array}, float64
-    """Entries N(0, 1 / fan_in): every row of x and every product starts near size 1."""
+    """Entries N(0, 1 / fan_in), so every row of x starts near size 1; W_U ten times smaller,
+    so the first guesses are near even (loss near log n_vocab)."""
     D, V, HD = cfg.d_model, cfg.n_vocab, cfg.n_head * cfg.d_head
     shapes = {"W_E": (V, D), "W_pos": (cfg.n_ctx, D)}
     for layer in range(cfg.n_layer):
         shapes |= {f"{layer}.W_{n}": (D, HD) for n in "QKV"} | {f"{layer}.W_O": (HD, D)}
     shapes["W_U"] = (D, V)
     fan_in = {"W_E": 1, "W_pos": 1}  # embedding rows are looked up, not multiplied
-    return {name: rng.standard_normal(shape) / np.sqrt(fan_in.get(name, shape[0]))
-            for name, shape in shapes.items()}
+    gain = {"W_U": 0.1}
+    return {name: rng.standard_normal(shape) * gain.get(name, 1.0)
+            / np.sqrt(fan_in.get(name, shape[0])) for name, shape in shapes.items()}
 
 
 def split_heads(x, n_head):  # [B, T, H * d_head] -> [B, H, T, d_head]
