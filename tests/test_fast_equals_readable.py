@@ -13,6 +13,7 @@ import threading
 import numpy as np
 import pytest
 
+from attention_workshop.real import bert
 from attention_workshop.real.blas_threads import blas, threads_allowed
 from attention_workshop.real.config import config_from_dict
 from attention_workshop.real.families import family
@@ -30,8 +31,11 @@ CONFIGS = {  # 2 layers, 4 heads, d_model 32, 300 positions
     "llama": {"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4,
               "num_key_value_heads": 2, "hidden_size": 32, "intermediate_size": 48,
               "max_position_embeddings": 300, "vocab_size": 50, "rms_norm_eps": 1e-5},
+    "qwen2": {"model_type": "qwen2", "num_hidden_layers": 2, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "hidden_size": 32, "intermediate_size": 48,
+              "max_position_embeddings": 300, "vocab_size": 50},  # biases on q, k, v
 }
-PREFIX = {"bert": "encoder.layer.", "gpt2": "h.", "llama": "layers."}
+PREFIX = {"bert": "encoder.layer.", "gpt2": "h.", "llama": "layers.", "qwen2": "layers."}
 
 
 def accelerator(model_type):  # -> the module real/fast/ registers for the family
@@ -72,6 +76,8 @@ def test_fast_forward_is_the_readable_layers(model_type, T, split_from, monkeypa
     for reference, atol in ((readable(w32, cfg, ids), 2e-5), (readable(w64, cfg, ids), 5e-5)):
         for key in ("attentions", "queries", "keys", "values"):
             np.testing.assert_allclose(fast[key], reference[key], rtol=0, atol=atol, err_msg=key)
+        np.testing.assert_allclose(fast["head_outputs"], reference["head_outputs"], rtol=0,
+                                   atol=10 * atol)
         np.testing.assert_allclose(fast["hidden_states"], reference["hidden_states"], rtol=0,
                                    atol=10 * atol)
 
@@ -214,7 +220,7 @@ def test_a_share_never_gathered_stops_the_forward(monkeypatch):
     def forgetful(layer, cfg, io):  # the last layer norm, which gathers y's shares, left out
         return fam.stages(layer, cfg, io)[:-1]
 
-    x = family("bert").embed(w32, cfg, np.arange(8))
+    x = bert.embed(w32, cfg, np.arange(8))
     with pytest.raises(RuntimeError, match="never gathered"):
         fast_loop.run_layers_fast(forgetful, w32, cfg, x, "encoder.layer.")
 

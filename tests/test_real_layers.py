@@ -5,9 +5,10 @@ import math
 import numpy as np
 import pytest
 
+from attention_workshop.real.fast import float32 as fast32
+from attention_workshop.real.fast.float32 import erfc_positive
 from attention_workshop.real.layers import (
     erfc,
-    erfc_positive,
     gelu,
     gelu_new,
     layer_norm,
@@ -38,7 +39,9 @@ def test_gelu_float32_equals_torch_float32():
     x = np.linspace(-12, 12, 48001).astype(np.float32)
     expected = torch.nn.functional.gelu(torch.from_numpy(x), approximate="none").numpy()
     # a few float32 ulps (2.4e-7 each near |x| = 3): torch's own float32 gelu rounds too
-    np.testing.assert_allclose(gelu(x), expected, rtol=0, atol=2e-6)
+    np.testing.assert_allclose(gelu(x), expected, rtol=0, atol=2e-6)  # the readable formula
+    np.testing.assert_allclose(fast32.gelu(x), expected, rtol=0, atol=2e-6)  # the accelerator's
+    assert fast32.gelu(x).dtype == np.float32
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -61,9 +64,10 @@ def test_layer_norm_equals_torch(seed):
     w, b = rng.standard_normal(48).astype(np.float32), rng.standard_normal(48).astype(np.float32)
     expected = torch.nn.functional.layer_norm(
         torch.from_numpy(x), (48,), torch.from_numpy(w), torch.from_numpy(b), eps=1e-5).numpy()
-    got = layer_norm(x, w, b, 1e-5)
-    assert got.dtype == np.float32
-    np.testing.assert_allclose(got, expected, rtol=0, atol=2e-6)
+    for norm in (layer_norm, fast32.layer_norm):  # the readable formula, the accelerator's
+        got = norm(x, w, b, 1e-5)
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, expected, rtol=0, atol=2e-6)
 
 
 def test_split_and_merge_heads():

@@ -1,9 +1,9 @@
 """The pieces the families' transformer blocks are made of: norms, activations, rotary
 positions, heads split, merged and shared.
 
-Activations are float32 like the checkpoints' weights. float32 has its own, faster
-formulas (layer norm in float32 after centring, gelu through a shorter erfc);
-float64, which Module 3 runs in, keeps the formulas its logged numbers came from.
+One formula each, in the input's precision (float32 like the checkpoints' weights, or
+float64, which Module 3's logged numbers come from). The accelerator's faster float32
+formulas are real/fast/float32.py's.
 """
 
 import math
@@ -15,29 +15,13 @@ import numpy as np
 _ERFC = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
          0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277)
 
-# Abramowitz & Stegun, Handbook of Mathematical Functions, 7.1.26: for z >= 0,
-# erfc(z) ~ t (a1 + a2 t + ... + a5 t^4) exp(-z^2) with t = 1 / (1 + p z), |error| <= 1.5e-7:
-# half the passes of the formula above, enough for float32. Highest power first (horner).
-_AS_P = 0.3275911
-_AS_A = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
-
-
 def layer_norm(x, weight, bias, eps):  # [T, d_model], [d_model], [d_model] -> [T, d_model]
     """Give every row mean 0 and variance 1, then scale and shift it per channel.
 
+    The statistics in float64 whatever x's dtype (Module 3's log depends on these bits), the
+    result in x's; real/fast/float32.py has the accelerator's float32 formula.
     Example: layer_norm([[1, 3]], weight=[1, 1], bias=[0, 0], eps=0) -> [[-1, 1]].
     """
-    x = np.asarray(x)
-    if x.dtype == np.float32:
-        # Two passes in float32: centre first, then average the squares of small numbers,
-        # so no large mean^2 cancels (float64 statistics gave the same to 1e-7, slower).
-        centered = x - x.mean(axis=-1, keepdims=True)  # [T, d_model]
-        var = np.mean(np.square(centered), axis=-1, keepdims=True)  # [T, 1], biased
-        centered *= 1.0 / np.sqrt(var + eps)  # one division per row, not per element
-        centered *= weight
-        centered += bias
-        return centered
-    # float64 (and anything else): statistics in float64; Module 3's log depends on these bits
     x64 = np.asarray(x, dtype=np.float64)
     mean = x64.mean(axis=-1, keepdims=True)
     var = x64.var(axis=-1, keepdims=True)  # biased, as in torch.nn.LayerNorm
@@ -63,48 +47,13 @@ def erfc(x):  # [...] -> [...]
     return np.where(x >= 0, y, 2.0 - y)
 
 
-def horner(t, coefficients):  # [...], (c_n, ..., c_1, c_0) -> [...]
-    """c_n t^n + ... + c_1 t + c_0 as (((c_n t + c_n-1) t + ...) t + c_0), in place on one array.
-
-    Example: horner(2, (1, 0, 3)) = 1 * 2^2 + 0 * 2 + 3 = 7.
-    """
-    p = t * coefficients[0]  # the one new array: this runs on [T, d_mlp] arrays
-    for c in coefficients[1:-1]:
-        p += c
-        p *= t
-    p += coefficients[-1]
-    return p
-
-
-def erfc_positive(z):  # [...] with z >= 0 -> [...]
-    """erfc(z) for z >= 0 by Abramowitz & Stegun 7.1.26, in z's precision (meant for float32).
-
-    Small for large z, with small absolute error. Example: erfc_positive(1) = 0.157299.
-    """
-    t = 1.0 / (1.0 + z * _AS_P)
-    y = horner(t, _AS_A)
-    y *= t
-    y *= np.exp(-np.square(z))
-    return y
-
-
 def gelu(x):  # [...] -> [...]
-    """The exact gelu x * Phi(x) (Phi = standard normal CDF), as BERT uses it.
+    """The exact gelu x * Phi(x) (Phi = standard normal CDF), as BERT uses it, in x's
+    precision (real/fast/float32.py has the accelerator's float32 formula).
 
     Phi(x) = erfc(-x / sqrt(2)) / 2. Example: gelu(1) = 0.841345, gelu(-1) = -0.158655.
     """
     x = np.asarray(x)
-    if x.dtype == np.float32:
-        # x Phi(x) = max(x, 0) - |x| Phi(-|x|): one formula for both signs, and the tail
-        # Phi(-|x|) = erfc(|x| / sqrt(2)) / 2 is computed small, with nothing cancelling.
-        abs_x = np.abs(x)
-        tail = erfc_positive(abs_x * math.sqrt(0.5))  # python floats keep float32 float32
-        tail *= abs_x
-        tail *= 0.5  # |x| Phi(-|x|)
-        y = np.maximum(x, 0.0)
-        y -= tail
-        return y
-    # float64 (and anything else): the erfc form; Module 3's log depends on these bits
     return x * (0.5 * erfc(-x * math.sqrt(0.5)))
 
 

@@ -4,9 +4,9 @@ Feature-major ([features, T]). Conv1D's W [in, out] is passed as W.T, the [out, 
 ops.linear_rows and io.heads expect (a view).
 """
 
+from attention_workshop.real.fast.float32 import layer_norm
 from attention_workshop.real.fast.loop import WHOLE, Stage, run_layers_fast
 from attention_workshop.real.fast.ops import activate_in_place, layer_norm_columns, linear_rows
-from attention_workshop.real.layers import layer_norm
 
 
 def stages(block, cfg, io):  # {short name: array}, ModelConfig, loop.LayerIO -> [Stage]

@@ -21,9 +21,10 @@ import math
 import numpy as np
 
 from attention_workshop.real.fast import kernels
-from attention_workshop.real.layers import _AS_A, _AS_P, ACTIVATION, silu
+from attention_workshop.real.fast.float32 import _AS_A, _AS_P
+from attention_workshop.real.layers import ACTIVATION, silu
 
-# Phi(-|x|) = erfc(|x| / sqrt(2)) / 2, by Abramowitz & Stegun 7.1.26 as layers.gelu
+# Phi(-|x|) = erfc(|x| / sqrt(2)) / 2, by Abramowitz & Stegun 7.1.26 as fast/float32.gelu
 # does; the factor 1/2 goes into the coefficients (exact: a power of two), a pass saved.
 _HALF_AS_A = tuple(0.5 * a for a in _AS_A)
 # gelu runs on blocks of about this many floats (384 KB each, with three scratch arrays of
@@ -113,7 +114,7 @@ def linear_cols(w, x, cols, out, b=None, add=None):
 
 def layer_norm_columns(x, weight, bias, eps, cols, out=None):
     # [d, T], [d], [d], float, slice of tokens, [d, T] (default: x itself) -> out[:, cols]
-    """layers.layer_norm's float32 formula (centre, then average the squares) on the
+    """fast/float32.layer_norm's formula (centre, then average the squares) on the
     tokens `cols`, each a column here: written into out (or over x).
 
     Example: x = [[1], [3]] (one token of 2 features), weight [1, 1], bias [0, 0], eps 0
@@ -149,7 +150,7 @@ def overflowed():  # a sum of squares past float32's range: raise it as numpy wo
 
 
 def gelu_in_place(h, block=GELU_BLOCK):  # [rows, T] float32, rows contiguous -> the same array
-    """The exact gelu x Phi(x), as layers.gelu computes it in float32, a block of rows
+    """The exact gelu x Phi(x), as fast/float32.gelu computes it, a block of rows
     at a time. x Phi(x) = max(x, 0) - |x| Phi(-|x|).
 
     Example: [[1.0, -1.0]] -> [[0.841345, -0.158655]].
