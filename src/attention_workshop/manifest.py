@@ -6,11 +6,11 @@ NAME file in it.
 
 staging.py reads it to know a command's previous set (the files its new set replaces as a
 whole), and writes the new list with every commit. It is read through userfiles, like any
-file a user could have edited; one that does not look like this is taken as empty (the
-files of the previous set are then replaced by name, and none is removed). A file of the
-previous set is removed only if it is still what was written (`matches`: same size, same
+file a user could have edited; one that does not look like this is taken as empty (no
+file is then ours: none is replaced or removed). A file is replaced (`ours`) or removed
+with the previous set only if it is still what was written (`matches`: same size, same
 SHA-256): a file the learner saved over it, or a name a copied list claims, is kept. An
-older list of names alone ({"run": ["results.log"]}) removes nothing.
+older list of names alone ({"run": ["results.log"]}) makes no file ours.
 """
 
 import hashlib

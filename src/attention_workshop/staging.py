@@ -7,8 +7,9 @@
 A command's set is the files it wrote last time into that folder (`run`: results.log and
 the figures; `explore`: its figures; `real`: its figures and page), listed in the hidden
 MANIFEST with each file's size and SHA-256. Everything else in the folder (your own notes,
-another command's set, a file of the set you have since changed) is never removed; nothing
-is taken for ours by its name alone: a stage is ours only if it holds MARK, naming it.
+another command's set, a file of the set you have since changed) is never removed, nor
+replaced by a file of the new set (`check_replaceable`: refused in one line); nothing is
+taken for ours by its name alone: a stage is ours only if it holds MARK, naming it.
 The steps, and what stopping at each leaves behind:
 
 1. The folder is created if needed (with its missing parents, removed again if the run
