@@ -5,7 +5,7 @@ torch's Linear stores W as [out, in], so a layer computes x @ W.T + b.
 """
 
 from attention_workshop.real.families import Family, layer_weights
-from attention_workshop.real.hooks import NO_HOOKS, hooked_attention
+from attention_workshop.real.hooks import chain, hooked_attention
 from attention_workshop.real.layers import ACTIVATION, layer_norm, merge_heads, split_heads
 from attention_workshop.real.trace import Trace
 
@@ -98,7 +98,7 @@ def forward(w, cfg, ids, hooks=None):  # weights, ModelConfig, [T] ints, hooks.H
     layer's queries, keys and values [n_layer, n_head, T, d_head]."""
     x = embed(w, cfg, ids)
     trace = Trace(cfg, len(ids), x.dtype)
-    hooks = (hooks or NO_HOOKS).then(trace.hooks())  # the caller's first: the trace keeps theirs
+    hooks = chain(hooks, trace.hooks())  # the caller's first: the trace keeps what they left
     x = hooks("hook_embed", x)
     for i in range(cfg.n_layer):
         x = encoder_layer(x, layer_weights(w, f"encoder.layer.{i}."), cfg, hooks.layer(i))

@@ -10,7 +10,7 @@ import numpy as np
 
 from attention_workshop.attention import causal_mask
 from attention_workshop.real.families import Family, layer_weights
-from attention_workshop.real.hooks import NO_HOOKS, hooked_attention
+from attention_workshop.real.hooks import chain, hooked_attention
 from attention_workshop.real.layers import (
     ACTIVATION,
     layer_norm,
@@ -86,7 +86,7 @@ def forward(w, cfg, ids, hooks=None):  # weights, ModelConfig, [T] ints, hooks.H
     T = len(ids)
     x = w["wte.weight"][ids] + w["wpe.weight"][:T]  # [T, d_model]
     trace, mask = Trace(cfg, T, x.dtype), causal_mask(T)  # mask [T, T]: i sees 0..i
-    hooks = (hooks or NO_HOOKS).then(trace.hooks())  # the caller's first: the trace keeps theirs
+    hooks = chain(hooks, trace.hooks())  # the caller's first: the trace keeps what they left
     x = hooks("hook_embed", x)
     for i in range(cfg.n_layer):
         x = transformer_block(x, layer_weights(w, f"h.{i}."), cfg, mask, hooks.layer(i))

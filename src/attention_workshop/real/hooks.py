@@ -84,6 +84,28 @@ class LayerHooks:
 NO_HOOKS = Hooks()
 
 
+class Chain:
+    """Two sets of hooks on every point, one after the other: what `first` leaves is what
+    `second` sees (a caller's intervention, then the trace that keeps the result)."""
+
+    def __init__(self, first, second):
+        self.first, self.second = first, second
+
+    def __call__(self, name, value):
+        return self.second(name, self.first(name, value))
+
+    def wants(self, name):
+        return self.first.wants(name) or self.second.wants(name)
+
+    def layer(self, i):
+        return Chain(self.first.layer(i), self.second.layer(i))
+
+
+def chain(first, second):  # Hooks or None, a hook set -> the two in turn (just `second` alone
+    """when there is no first: a plain run pays for no extra call)."""
+    return Chain(first, second) if first else second
+
+
 def hooked_attention(q, k, v, mask, hook, attend=scaled_dot_product_attention):
     # [H, T, d], [H, S, d], [H, S, d], [T, S] bool or None, layer hook -> ([H, T, d], [H, T, S])
     """The formula with its hook points: q, k, v as the family shares them out to the query

@@ -18,7 +18,7 @@ import numpy as np
 
 from attention_workshop.attention import scaled_dot_product_attention
 from attention_workshop.real.families import Family, layer_weights
-from attention_workshop.real.hooks import NO_HOOKS, hooked_attention
+from attention_workshop.real.hooks import chain, hooked_attention
 from attention_workshop.real.layers import (
     ACTIVATION,
     merge_heads,
@@ -136,7 +136,7 @@ def forward(w, cfg, ids, past=None, hooks=None, attend=scaled_dot_product_attent
     T = len(ids)
     x = w["embed_tokens.weight"][ids]  # [T, d_model]: no position rows: positions rotate q, k
     trace = trace(cfg, T, x.dtype, T_keys=start + T)
-    hooks = (hooks or NO_HOOKS).then(trace.hooks())  # the caller's first: the trace keeps theirs
+    hooks = chain(hooks, trace.hooks())  # the caller's first: the trace keeps what they left
     x = hooks("hook_embed", x)
     cos, sin = rotary_angles(np.arange(start, start + T), cfg.d_head, cfg.rope_theta)
     for i in range(cfg.n_layer):

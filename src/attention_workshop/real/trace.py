@@ -8,11 +8,10 @@ weights: stacking a list of layers would copy them).
 
 import numpy as np
 
-from attention_workshop.real.hooks import Hooks
-
 
 class Trace:
-    """A hook consumer (hooks.py): it reads the forward's points into arrays made once.
+    """A hook consumer (hooks.py's protocol: called with each point's name and value, and
+    .layer(i) for a layer's): it reads the forward's points into arrays made once.
 
     Example: t = Trace(cfg, T=5, dtype=np.float64); family.forward(w, cfg, ids, hooks=t.hooks())
     ... t.result()["attentions"].shape -> (L, H, 5, 5).
@@ -39,24 +38,43 @@ class Trace:
         self.out = {name: self.empty(shape, dtype, name) for name, shape in shapes.items()}
         self.n_layer = L
 
-    def hooks(self):  # -> hooks.Hooks that copy each point into its place in self.out
-        o = self.out
+    def hooks(self):  # -> the hook set (hooks.py's protocol) that copies each point into out
+        return self
 
-        def into(name, i):  # -> a hook writing its value into o[name][i]
-            def keep(value):
-                o[name][i] = value
-            return keep
+    def __call__(self, name, value):  # the points outside the layers
+        if name == "hook_embed":
+            self.out["hidden_states"][0] = value
+        elif name == "ln_final.hook_normalized":
+            self.out["hidden_states"][self.n_layer] = value
+        return value
 
-        points = {"hook_embed": into("hidden_states", 0),
-                  "ln_final.hook_normalized": into("hidden_states", self.n_layer)}
-        for i in range(self.n_layer):
-            p = f"blocks.{i}."
-            points |= {p + "attn.hook_q": into("queries", i), p + "attn.hook_k": into("keys", i),
-                       p + "attn.hook_v": into("values", i),
-                       p + "attn.hook_pattern": into("attentions", i),
-                       p + "attn.hook_z": into("head_outputs", i),
-                       p + "hook_resid_post": into("hidden_states", i + 1)}
-        return Hooks(points)
+    def wants(self, name):  # the trace asks for nothing that is made only on request
+        return False
+
+    def layer(self, i):  # -> layer i's points, by short name
+        return TraceLayer(self.out, i)
 
     def result(self):  # -> {name: array}, as families.py describes
         return self.out
+
+
+# a layer's point -> (the output it is kept in, the index in it: layer i's, or i + 1's)
+KEPT = {"attn.hook_q": ("queries", 0), "attn.hook_k": ("keys", 0), "attn.hook_v": ("values", 0),
+        "attn.hook_pattern": ("attentions", 0), "attn.hook_z": ("head_outputs", 0),
+        "hook_resid_post": ("hidden_states", 1)}
+
+
+class TraceLayer:
+    """Layer i's points for a Trace: each kept value copied into its place in the outputs."""
+
+    def __init__(self, out, i):
+        self.out, self.i = out, i
+
+    def __call__(self, name, value):
+        kept = KEPT.get(name)
+        if kept is not None:
+            self.out[kept[0]][self.i + kept[1]] = value
+        return value
+
+    def wants(self, name):
+        return False
