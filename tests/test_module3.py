@@ -126,7 +126,7 @@ def test_identical_with_one_and_two_threads(tmp_path):
                        check=True, env=env, capture_output=True, timeout=120)
         texts.append((out / "results.log").read_bytes())
     assert texts[0] == texts[1]
-    assert texts[0].decode().splitlines()[80].startswith("[S6]")
+    assert 6 in section_spans(texts[0].decode().splitlines())  # Module 3 ran: [S6] is there
 
 
 def test_without_minilm_fails_before_writing(tmp_path, monkeypatch):
