@@ -5,7 +5,8 @@ c_proj) that zeroes, averages or replaces the head's slice of its input
 
 float32: logits within 1e-3 and attentions within 1e-5 (every layer: those after the first
 switched-off head are the ones that move), hidden states within 1e-4 for MiniLM (an encoder:
-no logits); SmolLM2, MiniLM, a tiny GPT-2; zero, mean, patch; greedy decoding with heads off
+no logits); SmolLM2, MiniLM, a tiny GPT-2 and a tiny Qwen2 (its logits relative to their
+size: its weights are scaled up); zero, mean, patch; greedy decoding with heads off
 writes transformers' ids under the same hook for 32 tokens; an empty ablation is a plain run
 bit for bit. Each case also checks that the intervention changed the reference, so it
 cannot pass by doing nothing.
@@ -22,6 +23,7 @@ from interventions_reference import (
     reference,
 )
 from smollm2_reference import smollm2_path
+from test_real_qwen2 import SHAPES, build_qwen2
 
 from attention_workshop.real import load_model
 from attention_workshop.real.head_patterns import repeated_ids, sequence_for
@@ -96,6 +98,21 @@ def test_tiny_gpt2_equals_transformers(tiny_gpt2, how):
     assert np.abs(logits - plain[2]).max() > 1e-3
     np.testing.assert_allclose(result.attentions, attentions, rtol=0, atol=1e-5)
     np.testing.assert_allclose(result.logits, logits, rtol=0, atol=1e-3)
+    assert max_scaled_error(result.hidden_states, hidden) < 1e-5
+
+
+@pytest.mark.parametrize("how", HOWS)
+def test_tiny_qwen2_equals_transformers(tmp_path, how):
+    theirs = build_qwen2(tmp_path, *SHAPES["grouped_untied"], seed=5)  # 2 layers, 4 over 2
+    ours = load_model(tmp_path)
+    ids = [5, 17, 40, 3, 99, 5, 17, 40, 3, 99, 7]
+    other = [8, 1, 2, 60, 61, 62, 8, 1, 2, 60, 11]
+    result, (attentions, hidden, logits), plain = run_both(
+        ours, theirs, ids, other, [(0, 1), (1, 2), (1, 3)], how, ours.config.d_head)
+    scale = np.abs(logits).max()  # weights x 4 make large logits: compare relative to them
+    assert np.abs(logits - plain[2]).max() > 1e-2 * scale
+    np.testing.assert_allclose(result.attentions, attentions, rtol=0, atol=1e-5)
+    assert np.abs(result.logits - logits).max() < 1e-5 * scale
     assert max_scaled_error(result.hidden_states, hidden) < 1e-5
 
 
