@@ -16,7 +16,7 @@ from attention_workshop.modules import module2
 from attention_workshop.workshop import run_workshop
 
 FIGURES = ("bank_split.png", "weights_heatmaps.png", "bank_three_lives.png", "pipeline.png",
-           "scaling.png")
+           "scaling.png", "learned_wiring.png", "induction_forms.png", "induction_patterns.png")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 

@@ -65,8 +65,8 @@ class Snapshot:
     attentions: np.ndarray  # [L, H, T, T] every head's weights on the pattern sequence
 
 
-def held_out(cfg=CONFIG, seed=0):  # -> the fixed evaluation Batch (never trained on)
-    return batch(np.random.default_rng(seed + 1), HELD_OUT, cfg)
+def held_out(cfg=CONFIG, seed=0, segment=SEGMENT):  # -> the fixed evaluation Batch
+    return batch(np.random.default_rng(seed + 1), HELD_OUT, cfg, segment)  # never trained on
 
 
 def pattern_sequence(cfg=CONFIG):  # -> Module 4's test sequence at this size: half, twice
@@ -90,17 +90,17 @@ def snapshot(params, cfg, step, loss, data):  # -> Snapshot on the evaluation ba
 
 
 def train(cfg=CONFIG, steps=STEPS, seed=0, batch_size=BATCH, lr=LR, every=EVERY, params=None,
-          say=None):  # -> (params, [Snapshot])
+          say=None, segment=SEGMENT):  # -> (params, [Snapshot])
     """Adam on fresh batches; a Snapshot every `every` steps (and at the end); say(snapshot)
     as each is taken. `params`: a start of one's own (default: init_params from `seed`)."""
     rng = np.random.default_rng(seed)
     start = transformer.init_params(cfg, rng)  # drawn either way: the batches stay the same
     params = start if params is None else params
-    evaluation = held_out(cfg, seed)
+    evaluation = held_out(cfg, seed, segment)
     state = adam_start(params)
     snaps = []
     for step in range(steps + 1):
-        data = batch(rng, batch_size, cfg)
+        data = batch(rng, batch_size, cfg, segment)
         loss, grads = loss_and_grads(params, cfg, data)
         if step % every == 0 or step == steps:
             snaps.append(snapshot(params, cfg, step, loss, evaluation))
