@@ -309,10 +309,13 @@ def test_generate_replaces_its_own_page_but_not_once_the_user_changed_it(in_d, c
     assert_one_line_refusal(argv, in_d, capsys, OWN.format("D/generation.html", "a file"))
 
 
-def test_run_does_not_replace_the_users_own_log(in_d, capsys):
-    (in_d / "D" / "results.log").write_text("my own log\n")
-    assert_one_line_refusal(["run", "--no-real", "--no-figures", "--out", "D"], in_d, capsys,
-                            OWN.format("D/results.log", "a file"))
+@pytest.mark.parametrize(("argv", "name"), [
+    (["run", "--no-real", "--no-figures"], "results.log"),
+    (["explorer", "--no-real"], "explorer.html")], ids=["run", "explorer"])
+def test_run_and_explorer_do_not_replace_the_users_own_file(argv, name, in_d, capsys):
+    (in_d / "D" / name).write_text("my own\n")
+    assert_one_line_refusal([*argv, "--out", "D"], in_d, capsys, OWN.format(f"D/{name}",
+                                                                            "a file"))
 
 
 @pytest.mark.parametrize("name", ["explore_weights.png", "head_view.html"])
