@@ -237,3 +237,37 @@ def test_one_run_serves_every_kind(tmp_path):
         assert alone.top == shared.top and alone.loss_second == shared.loss_second
     with pytest.raises(ValueError, match="not the run"):
         heads(model, "sink", 3, model.run([3, 4, 5]))
+
+
+def test_scores_over_seeds_are_the_mean_and_spread_of_transformers_scores(tmp_path):
+    """heads_over_seeds on 3 sequences: each sequence's ids drawn with its own seed, the mean
+    and the sample standard deviation (statistics.stdev) of transformers' scores on them, the
+    ranking by the mean, and each sequence's top head counted."""
+    import statistics
+
+    from head_reference import build_causal_gpt2, torch_run
+
+    from attention_workshop.real import load_model
+
+    reference = build_causal_gpt2(tmp_path, 2, 4, seed=7)
+    ours = load_model(tmp_path)
+    found = hp.heads_over_seeds(ours, "previous", top=8, seeds=3)
+    assert found.seeds == [0, 1, 2] and len({tuple(r.ids) for r in found.runs}) == 3
+    theirs = []
+    for seed, run in zip(found.seeds, found.runs, strict=True):
+        assert run.ids == hp.repeated_ids(ours.config.n_vocab, seed=seed)
+        theirs.append(reference_scores(torch_run(reference, run.ids)[0], run.ids, "previous", 0))
+    for lay in range(2):
+        for h in range(4):
+            cell = [float(t[lay, h]) for t in theirs]
+            assert found.scores[lay, h] == pytest.approx(statistics.fmean(cell), abs=1e-4)
+            assert found.spread[lay, h] == pytest.approx(statistics.stdev(cell), abs=1e-4)
+    assert found.top == hp.ranked(found.scores, 8)
+    firsts = [tuple(int(i) for i in np.unravel_index(np.argmax(t), t.shape)) for t in theirs]
+    assert dict(found.top_counts(0)) == {k: firsts.count(k) for k in set(firsts)}
+    one = hp.heads_over_seeds(ours, "previous", top=8, seeds=1)
+    np.testing.assert_array_equal(one.scores, hp.heads(ours, "previous", 8).scores)
+    assert not one.spread.any()
+    for bad in (0, 101, True, 2.0):
+        with pytest.raises(WorkshopError, match="seeds must be a whole number from 1 to 100"):
+            hp.heads_over_seeds(ours, "previous", seeds=bad)

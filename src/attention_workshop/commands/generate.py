@@ -10,13 +10,14 @@ from attention_workshop.userfiles import printable  # paths in messages: one lin
 HELP = ("let a language model (SmolLM2) continue a prompt, greedily, token by token, and show "
         "where each new token looked")
 DEFAULT_MODEL = "smollm2"
+DECODERS = ("gpt2", "smollm2")  # the known names that write (minilm is an encoder)
 MAX_NEW = 256  # new tokens at most in one call; the model's context bounds it further
 
 
 def add_arguments(parser):
     parser.add_argument("prompt", metavar="PROMPT", help='e.g. "The river bank was"')
     parser.add_argument("--model", default=DEFAULT_MODEL, metavar="NAME_OR_PATH",
-                        help=f"a decoder: {model_help()} (default {DEFAULT_MODEL})")
+                        help=f"a decoder: {model_help(DEFAULT_MODEL, only=DECODERS)}")
     parser.add_argument("--tokens", type=int, default=32, metavar="N",
                         help=f"write at most N new tokens (1-{MAX_NEW}; it stops sooner at the "
                              "end-of-sequence token)")

@@ -35,12 +35,14 @@ def add_arguments(parser):
     add_figure_format(parser)
 
 
-def model_help():
+def model_help(default=DEFAULT, only=None):  # the one wording of --model's help
     """Example: 'minilm (default, installed with pip), gpt2 (Hugging Face cache), smollm2
     (installed with pip), a folder with config.json, model.safetensors, tokenizer.json
-    (model_type bert, gpt2 or llama; the weights may be sharded), or a .gguf file'."""
-    names = [f"{name} ({'default, ' if name == DEFAULT else ''}{known.source})"
-             for name, known in KNOWN.items()]
+    (model_type bert, gpt2 or llama; the weights may be sharded), or a .gguf file';
+    model_help("smollm2", only=("gpt2", "smollm2")) names those two, smollm2 the default;
+    model_help(None) marks no default (the command says its own)."""
+    names = [f"{name} ({'default, ' if name == default else ''}{known.source})"
+             for name, known in KNOWN.items() if only is None or name in only]
     *first, last = FAMILIES
     return (f"{', '.join(names)}, a folder with {', '.join(FILES)} (model_type "
             f"{', '.join(first)} or {last}; the weights may be sharded), or a .gguf file")
@@ -87,6 +89,7 @@ def main(args):
         chosen_heads,
         describe,
         json_report,
+        previous_scores,
         text_report,
     )
     from attention_workshop.sentences import check_sentence
@@ -106,14 +109,15 @@ def main(args):
         progress(f"running {cfg.family} forward pass ({cfg.n_layer} layers x {cfg.n_head} "
                  "heads) ...")
         result = model.run(args.sentence)  # the one tokenization and forward pass of it
+        previous = previous_scores(model)  # a decoder's [L, H] on random tokens; None
         asked = asked_for(model, result, args.sentence, (args.source, args.target),
-                          (args.vs, args.word))  # {"from_to": ..., "vs": ...}: errors come first
+                          (args.vs, args.word), previous)  # {"from_to", "vs"}: errors first
         heads = not asked or args.layer is not None or args.head is not None
-        chosen, how = chosen_heads(model, result, args.layer, args.head)
+        chosen, how = chosen_heads(model, result, args.layer, args.head, previous)
         if args.format == "json":
             report = json_report(model, result, {k: v.json for k, v in asked.items()})
         else:
-            lines = text_report(model, result, chosen, how) if heads else [
+            lines = text_report(model, result, chosen, how, previous) if heads else [
                 describe(model), f"tokens ({len(result.tokens)}): {' '.join(result.tokens)}"]
             for part in asked.values():
                 lines += ["", *part.lines]

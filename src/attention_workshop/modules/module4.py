@@ -14,6 +14,7 @@ from attention_workshop.attention import softmax
 from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
 from attention_workshop.real import Model, RunResult
 from attention_workshop.real.decode import Generation, cache_bytes
+from attention_workshop.real.head_patterns import PREVIOUS_HEAD
 from attention_workshop.real.head_search import heads_toward
 
 TITLE = "Module 4: a language model that writes (SmolLM2)"
@@ -24,8 +25,8 @@ PROMPT = "The river bank was"  # the plain continuation
 QUESTION = "What is a bank?"  # the chat question
 NEW_TOKENS = (16, 24)  # tokens written for each
 TOP = 3  # heads listed per pattern and per topic word
-PREVIOUS = 0.5  # a head is a previous-token head if its previous score (on random tokens) is
-#                 above this: then bank -> river is position, not content
+PREVIOUS = PREVIOUS_HEAD  # a head is a previous-token head if its previous score (on random
+#                           tokens) is above this: then bank -> river is position, not content
 DISTANCE = 3  # [S11]'s pairs of positions are this far apart
 # [S15]'s text: ordinary sentences, long enough for rows of many keys (written for this module)
 TEXT = ("We walked down to the river bank after lunch. The water was high and brown, and a "

@@ -114,14 +114,18 @@ def head_kinds(attentions, special):  # [L, H, T, T], [T] bool -> (position, res
     return position, resting & ~position
 
 
-def content_heads(attentions, special, count=3, layer=None, head=None):
+def content_heads(attentions, special, count=3, layer=None, head=None, previous=None):
     # -> (top_heads(...) among the content heads, {"position": [(l, h)], "resting": [(l, h)]})
     """The `count` heads with the strongest word-to-other-word look, leaving out position
-    heads and resting heads (head_kinds finds both);
+    heads and resting heads (head_kinds finds both; `previous` [L, H] bool, if given, marks
+    more position heads: a decoder's previous-token heads, found on random tokens);
     also what was left out. Example: for "the river bank" MiniLM's L0 H2 (previous-token)
     is left out, L0 H4 (bank -> river 0.788) stays."""
     L, H = attentions.shape[:2]
     position, resting = head_kinds(attentions, special)
+    if previous is not None:
+        position = position | previous
+        resting = resting & ~position
     left_out = {"position": [], "resting": []}
     kept = set()
     for lay in range(L) if layer is None else [layer]:

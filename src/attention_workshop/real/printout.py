@@ -12,6 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from attention_workshop.real.drift import drift
+from attention_workshop.real.head_patterns import PREVIOUS_HEAD
 from attention_workshop.real.head_search import (
     content_heads,
     neighbour_head,
@@ -43,8 +44,10 @@ def heads_lines(found, left_out, causal=False):  # -> the line saying how the he
     heads (most words look at [CLS], [SEP] or themselves); pick one with --layer L --head H'."""
     pos, rest = left_out["position"], left_out["resting"]
     named = ", ".join(f"L{lay} H{h}" for lay, h in pos[:4]) + (", ..." if len(pos) > 4 else "")
-    parts = [f"{len(pos)} position head{'s' * (len(pos) != 1)} (each word looks at its "
-             f"neighbour{': ' + named if pos else ''})",
+    what = ("on random tokens each looks at the token just before" if causal else
+            "each word looks at its neighbour")
+    parts = [f"{len(pos)} position head{'s' * (len(pos) != 1)} ({what}"
+             f"{': ' + named if pos else ''})",
              f"{len(rest)} resting head{'s' * (len(rest) != 1)} (most words look at "
              + ("the first token or themselves)" if causal else "[CLS], [SEP] or themselves)")]
     return textwrap.wrap(
@@ -53,14 +56,29 @@ def heads_lines(found, left_out, causal=False):  # -> the line saying how the he
         "--head H:", 100)
 
 
-def chosen_heads(model, result, layer=None, head=None):  # -> ([(layer, head)], [lines])
+def previous_scores(model):  # -> [L, H] each head's previous score on random tokens, or None
+    """A decoder's heads scored on the random repeated sequence (head_patterns, the [S14]
+    score): above PREVIOUS_HEAD a head looks at the token just before whatever the words, so
+    its look there is position. A short sentence cannot tell (in "the river bank" only bank
+    has a word before it to look at). An encoder's heads are told apart on the sentence
+    itself (head_search.head_kinds): None."""
+    from attention_workshop.real.head_patterns import heads
+
+    return heads(model, "previous", top=1).scores if model.config.causal else None
+
+
+def chosen_heads(model, result, layer=None, head=None, previous=None):
+    # -> ([(layer, head)], [lines]); previous: previous_scores(model), for a decoder
     """The heads worth showing: the one asked for, else the strongest by content (position
     and resting heads left out), else the strongest at all; with the lines saying how they
     were picked. The text report and the figures of `real --out` show these same heads."""
     rest = rest_positions(result.special, model.config.causal)  # [CLS], [SEP]; the sink
     if layer is not None and head is not None:
         return [(layer, head)], []
-    found, left_out = content_heads(result.attentions, rest, SHOWN, layer, head)
+    if previous is None and model.config.causal:
+        previous = previous_scores(model)
+    flags = None if previous is None else previous > PREVIOUS_HEAD
+    found, left_out = content_heads(result.attentions, rest, SHOWN, layer, head, flags)
     if found:
         lines = heads_lines(found, left_out, model.config.causal)
     else:  # a one-word sentence, or every head positional or resting
@@ -70,8 +88,10 @@ def chosen_heads(model, result, layer=None, head=None):  # -> ([(layer, head)], 
     return [(lay, h) for lay, h, *_ in found], lines
 
 
-def text_report(model, result, chosen, how=()):  # -> list of lines
-    """The tokens, then one table per chosen head (each row: where that token looks)."""
+def text_report(model, result, chosen, how=(), previous=None):  # -> list of lines
+    """The tokens, then one table per chosen head (each row: where that token looks), each
+    labelled by the rule chosen_heads picked by: a decoder's by `previous` (previous_scores),
+    an encoder's by the sentence."""
     T, causal = len(result.tokens), model.config.causal
     rest = rest_positions(result.special, causal)
     lines = [describe(model), f"tokens ({T}): {' '.join(result.tokens)}"]
@@ -82,15 +102,27 @@ def text_report(model, result, chosen, how=()):  # -> list of lines
     for lay, h in chosen:
         w = result.attentions[lay, h]
         ((_, _, q, k, top),) = top_heads(result.attentions, rest, 1, lay, h)
-        kind = neighbour_head(w, rest, 0.75)
         lines.append("")
         lines.append(f"layer {lay}, head {h}: row = looking token, column = looked at (rows sum "
-                     f"to 1){f'; a {kind}-token head' if kind else ''}")
+                     f"to 1){head_kind(w, rest, None if previous is None else previous[lay, h])}")
         lines.extend(weight_table(result.tokens, w))
         if top > 0:
             lines.append(f"  strongest word-to-word look: {result.tokens[q]!r} -> "
                          f"{result.tokens[k]!r} {top:.3f}")
     return lines
+
+
+def head_kind(weights, rest, previous=None):  # [T, T], [T] bool, its previous score -> text
+    """What the head does, by the rule that picked the heads: with a decoder's `previous`
+    score, '; a previous-token head (0.91 on random tokens)' above PREVIOUS_HEAD, else '; it
+    looks by content (previous score 0.12 on random tokens)'; an encoder's from the sentence,
+    '; a previous-token head' or ''."""
+    if previous is not None:
+        return (f"; a previous-token head ({previous:.2f} on random tokens)"
+                if previous > PREVIOUS_HEAD else
+                f"; it looks by content (previous score {previous:.2f} on random tokens)")
+    kind = neighbour_head(weights, rest, 0.75)
+    return f"; a {kind}-token head" if kind else ""
 
 
 def from_to(result, source, target):  # RunResult, [positions], [positions] -> [L, H]
@@ -99,10 +131,11 @@ def from_to(result, source, target):  # RunResult, [positions], [positions] -> [
     return result.attentions[:, :, source][..., target].sum(axis=-1).mean(axis=-1)
 
 
-def from_to_lines(result, words, positions, grid, count=SHOWN):
-    # ("bank", "river"), ([3], [2]), [L, H] -> lines
+def from_to_lines(result, words, positions, grid, count=SHOWN, previous=None):
+    # ("bank", "river"), ([3], [2]), [L, H] -> lines; previous: previous_scores(model)
     """A layer x head table of one word's weight on another, then the strongest heads (each
-    marked if it is a position head) and the mean beside an even spread."""
+    marked if it is a position head: a decoder's by `previous`, as chosen_heads marks them)
+    and the mean beside an even spread."""
     (a, b), (pa, pb) = words, positions
     L, H = grid.shape
     lines = [f'"{a}" (token {", ".join(map(str, pa))}) -> "{b}" (token '
@@ -112,7 +145,8 @@ def from_to_lines(result, words, positions, grid, count=SHOWN):
     order = np.argsort(-grid, axis=None, kind="stable")[:count]
     best = []
     for lay, h in zip(*np.unravel_index(order, grid.shape), strict=True):
-        kind = neighbour_head(result.attentions[lay, h], result.special, 0.75)
+        kind = (neighbour_head(result.attentions[lay, h], result.special, 0.75)
+                if previous is None else "previous" if previous[lay, h] > PREVIOUS_HEAD else None)
         best.append(f"L{lay} H{h} = {grid[lay, h]:.3f}{f' ({kind}-token head)' if kind else ''}")
     T = len(result.tokens)
     lines += [f"  strongest: {', '.join(best)}",
@@ -142,10 +176,10 @@ class Asked(NamedTuple):
     grid: object = None  # --from/--to: [L, H] the first word's share on the second
 
 
-def asked_for(model, result, sentence, pair, versus):
+def asked_for(model, result, sentence, pair, versus, previous=None):
     # Model, RunResult, str, (from, to), (other sentence, word) -> {"from_to" | "vs": Asked}
     """What `real --from A --to B` and `--vs OTHER --word W` ask, computed (OTHER's forward
-    pass included); None pairs are skipped."""
+    pass included); None pairs are skipped. previous: previous_scores(model), for a decoder."""
     asked = {}
     source, target = pair
     other_sentence, word = versus
@@ -155,7 +189,8 @@ def asked_for(model, result, sentence, pair, versus):
         grid = from_to(result, pa, pb)  # [L, H]
         words = (source.lower(), target.lower())
         asked["from_to"] = Asked(
-            lines=from_to_lines(result, words, (pa, pb), grid), grid=grid, words=words,
+            lines=from_to_lines(result, words, (pa, pb), grid, previous=previous), grid=grid,
+            words=words,
             json={"from": words[0], "to": words[1], "from_tokens": pa, "to_tokens": pb,
                   "weights": grid.tolist()})
     if other_sentence is not None:
