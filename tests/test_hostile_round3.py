@@ -382,3 +382,19 @@ def test_a_full_disk_leaves_no_stage(tmp_path):
     assert (tmp_path / "rc").read_text() == "2\n" and err.count("\n") == 1, err
     assert "No space left on device" in err, err
     assert (tmp_path / "ls").read_text() == "notes.txt\n"  # no .attention-workshop-new-XXXX
+
+
+@pytest.mark.parametrize(("argv", "ours"), [
+    (["-m", "attention_workshop"], True), (["-Im", "attention_workshop"], True),
+    (["-X", "dev", "-m", "attention_workshop"], True), (["-mattention_workshop"], True),
+    (["-W", "ignore", "-Bm", "attention_workshop"], True),
+    (["-Xfrozen_modules=off", "-m", "attention_workshop"], True),
+    (["-c", "x", "-m", "attention_workshop"], False), (["-m", "pytest"], False),
+    (["script.py", "-m", "attention_workshop"], False), (["-m", "attention_workshop.x"], False),
+])
+def test_python_s_own_options_before_dash_m_are_read_as_python_reads_them(argv, ours,
+                                                                          monkeypatch):
+    import attention_workshop
+
+    monkeypatch.setattr(sys, "orig_argv", [sys.executable, *argv])
+    assert attention_workshop.started_as_program() is ours

@@ -32,12 +32,14 @@ def started_as_program():  # -> True in the process `attention-workshop` started
         return True
     options = iter(sys.orig_argv[1:])  # Python's own options, up to -m MODULE
     for option in options:
-        if option in ("-X", "-W"):
-            next(options, None)  # their value
-        elif option.startswith("-m"):
-            return (option[2:] or next(options, "")) == __name__
-        elif not option.startswith("-") or option.startswith("-c"):
-            return False  # a script or -c: its arguments follow
+        if option == "-" or not option.startswith("-") or option.startswith("--"):
+            return False  # a script (or stdin, or --help...): the rest are its arguments
+        for at, flag in enumerate(option[1:], 2):  # a cluster of flags: -Im MODULE, -Xdev
+            if flag in "cmWX":  # these take a value: the rest of the cluster, or the next
+                value = option[at:] or next(options, "")
+                if flag in "cm":
+                    return flag == "m" and value == __name__
+                break
     return False
 
 
