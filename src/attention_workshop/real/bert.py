@@ -57,13 +57,14 @@ def linear(x, w, b):  # [T, in], [out, in], [out] -> [T, out]
     return x @ w.T + b
 
 
-def embed(w, cfg, ids):  # {name: array}, ModelConfig, [T] ints -> [T, d_model]
-    """Word row + position row + token-type row (type 0: one sentence), then layer norm."""
+def embed(w, cfg, ids, norm=layer_norm):  # {name: array}, ModelConfig, [T] ints -> [T, d_model]
+    """Word row + position row + token-type row (type 0: one sentence), then layer norm
+    (`norm`: real/fast/bert.py hands in its float32 formula)."""
     T = len(ids)
     x = (w["embeddings.word_embeddings.weight"][ids]
          + w["embeddings.position_embeddings.weight"][:T]
          + w["embeddings.token_type_embeddings.weight"][0])
-    return layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], cfg.eps)
+    return norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], cfg.eps)
 
 
 def self_attention(x, layer, n_head, hook):  # [T, d_model], layer hook points -> [T, d_model]

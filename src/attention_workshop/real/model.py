@@ -13,7 +13,7 @@ import numpy as np
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real.accelerator import forward_for
 from attention_workshop.real.config import MAX_TOKENS, ModelConfig
-from attention_workshop.real.families import family, running_layer
+from attention_workshop.real.families import Weights, family, running_layer
 from attention_workshop.real.finite import all_finite
 from attention_workshop.sentences import check_sentence
 from attention_workshop.userfiles import printable
@@ -71,6 +71,10 @@ class Model:
     # 8-bit blocks, which the accelerator reads for a single token (a generated one)
     blocks: dict = field(default_factory=dict, repr=False)
 
+    def __post_init__(self):  # the weights as families.Weights: each layer split out once
+        if not isinstance(self.weights, Weights):
+            object.__setattr__(self, "weights", Weights(self.weights))
+
     @property
     def dtype(self):  # the working precision, the weights': "float32", or "float64" for
         return str(next(iter(self.weights.values())).dtype)  # digits that never change
@@ -117,7 +121,8 @@ class Model:
 
     @functools.cached_property
     def fast_weights(self):  # -> the weights the accelerator reads: FileBlocks where kept
-        return {**self.weights, **self.blocks}
+        return Weights({**self.weights, **self.blocks})
+
 
     def accelerator(self, hooks=False):  # -> real/fast/'s forward for this model, or None
         """None: the readable forward runs (float64, a family with no accelerator, fast=False,

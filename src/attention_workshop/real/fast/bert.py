@@ -5,6 +5,7 @@ W_O, the MLP's its rows of gelu(W_1 a + b_1) and their share of W_2 (loop.LayerI
 """
 
 from attention_workshop.real.bert import embed
+from attention_workshop.real.fast.float32 import layer_norm
 from attention_workshop.real.fast.loop import WHOLE, Stage, run_layers_fast
 from attention_workshop.real.fast.ops import activate_in_place, layer_norm_columns, linear_rows
 
@@ -35,4 +36,4 @@ def stages(layer, cfg, io):  # {short name: array}, ModelConfig, loop.LayerIO ->
 
 
 def forward(w, cfg, ids):  # float32 weights, ModelConfig, [T] ints -> as bert.forward
-    return run_layers_fast(stages, w, cfg, embed(w, cfg, ids), "encoder.layer.")
+    return run_layers_fast(stages, w, cfg, embed(w, cfg, ids, layer_norm), "encoder.layer.")
