@@ -43,6 +43,7 @@ COMMANDS = {
     "check-lesson": "check_lesson",
     "heads": "heads",
     "generate": "generate",
+    "ablate": "ablate",
 }
 
 
