@@ -138,11 +138,9 @@ def test_a_memory_error_in_a_run_is_one_line_and_the_folder_as_it_was(tmp_path, 
     """numpy's own MemoryError (an array of 4 EiB asked for inside Module 2)."""
     import numpy as np
 
-    from attention_workshop import cli
     from attention_workshop.modules import module2
 
-    assert cli.main(["run", "--no-real", "--no-figures", "--out", tmp_path / "D"]) == 0
-    capsys.readouterr()
+    previous_run(tmp_path / "D")
     monkeypatch.setattr(module2, "scaling_experiment", lambda *a, **k: np.empty(2**62, np.uint8))
     assert_one_line_refusal(["run", "--no-real", "--no-figures", "--out", tmp_path / "D"],
                             tmp_path, capsys, "out of memory: unable to allocate 4.00 EiB for "
@@ -150,19 +148,25 @@ def test_a_memory_error_in_a_run_is_one_line_and_the_folder_as_it_was(tmp_path, 
                             "free some memory (or raise ulimit -v), or ask for less")
 
 
+def previous_run(folder):  # a results.log that `run` wrote, as its file list records it
+    from attention_workshop import manifest
+
+    folder.mkdir()
+    (folder / "results.log").write_text("[S1] the previous log\n")
+    manifest.write(folder, {"run": {"results.log": manifest.fingerprint(folder / "results.log")}})
+
+
 def test_run_under_a_memory_limit_is_one_line(tmp_path, capsys):
     """`ulimit -v 1200000; run --out D` ended in numpy's _ArrayMemoryError traceback, exit 1.
     900 MB of address space (one BLAS thread, so the count of cores does not move it): the
     real modules' models do not fit."""
-    from attention_workshop import cli
     from attention_workshop.real import catalog
 
     try:
         catalog.minilm_folder(), catalog.smollm2_file()
     except WorkshopError:
         pytest.skip("the real models are not installed: a run fits in the limit")
-    assert cli.main(["run", "--no-real", "--no-figures", "--out", tmp_path / "D"]) == 0
-    capsys.readouterr()
+    previous_run(tmp_path / "D")
     limit = 900_000  # KB, as ulimit -v counts
     script = os.path.join(os.path.dirname(sys.executable), "attention-workshop")
     before = tree(tmp_path / "D")
