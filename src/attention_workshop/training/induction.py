@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attention_workshop.real.blas_threads import one_blas_thread
 from attention_workshop.real.head_patterns import pattern_scores, repeated_ids
 from attention_workshop.training import transformer
 from attention_workshop.training.cross_entropy import cross_entropy, token_losses
@@ -93,6 +94,11 @@ def train(cfg=CONFIG, steps=STEPS, seed=0, batch_size=BATCH, lr=LR, every=EVERY,
           say=None, segment=SEGMENT):  # -> (params, [Snapshot])
     """Adam on fresh batches; a Snapshot every `every` steps (and at the end); say(snapshot)
     as each is taken. `params`: a start of one's own (default: init_params from `seed`)."""
+    with one_blas_thread():  # tiny products: a second thread only waits, and rounds otherwise
+        return _train(cfg, steps, seed, batch_size, lr, every, params, say, segment)
+
+
+def _train(cfg, steps, seed, batch_size, lr, every, params, say, segment):
     rng = np.random.default_rng(seed)
     start = transformer.init_params(cfg, rng)  # drawn either way: the batches stay the same
     params = start if params is None else params
