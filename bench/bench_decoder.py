@@ -161,7 +161,7 @@ def main(argv=None):
     args = common.options(__doc__, argv, blocks=3, runs=3)
     if args.worker:
         return worker(args.worker, args.threads[0])
-    return common.run_all(bench, args, "ours: real/llama.py with its accelerator "
+    return common.run_all(bench, args, "ours: real/families/llama.py with its accelerator "
                           "(real/fast/llama.py), float32")
 
 

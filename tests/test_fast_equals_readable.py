@@ -13,10 +13,9 @@ import threading
 import numpy as np
 import pytest
 
-from attention_workshop.real import bert
 from attention_workshop.real.blas_threads import blas, threads_allowed
 from attention_workshop.real.config import config_from_dict
-from attention_workshop.real.families import family
+from attention_workshop.real.families import bert, family
 from attention_workshop.real.fast import ACCELERATORS, accelerated, team
 from attention_workshop.real.fast import loop as fast_loop
 

@@ -1,4 +1,4 @@
-"""real/bert.py on MiniLM's real weights equals transformers' BertModel: every layer's
+"""real/families/bert.py on MiniLM's real weights equals transformers' BertModel: every layer's
 attentions and hidden states.
 
 The reference is transformers' own eager attention on torch CPU, fed the same token ids.

@@ -1,4 +1,4 @@
-"""Our NumPy Llama (real/llama.py) equals transformers' LlamaForCausalLM on tiny random
+"""Our NumPy Llama (real/families/llama.py) equals transformers' LlamaForCausalLM on tiny random
 Llamas built here: rotary positions, grouped-query attention, RMSNorm, SwiGLU.
 
 Each test saves a random model with save_pretrained (safetensors, names under "model.",

@@ -1,4 +1,4 @@
-"""Our Qwen2 (real/qwen2.py: Llama's forward with biases on q, k, v and none on o) equals
+"""Our Qwen2 (real/families/qwen2.py: Llama's forward with biases on q, k, v and none on o) equals
 transformers' Qwen2ForCausalLM on tiny random models built here with save_pretrained:
 attentions, hidden states and logits in float32 and float64, the `real --format json`
 report, and greedy ids from `generate` against transformers' own greedy loop. Shapes cover

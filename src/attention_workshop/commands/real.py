@@ -38,7 +38,7 @@ def add_arguments(parser):
 def model_help(default=DEFAULT, only=None):  # the one wording of --model's help
     """Example: 'minilm (default, installed with pip), gpt2 (Hugging Face cache), smollm2
     (installed with pip), a folder with config.json, model.safetensors, tokenizer.json
-    (model_type bert, gpt2 or llama; the weights may be sharded), or a .gguf file';
+    (model_type bert, gpt2, llama or qwen2; the weights may be sharded), or a .gguf file';
     model_help("smollm2", only=("gpt2", "smollm2")) names those two, smollm2 the default;
     model_help(None) marks no default (the command says its own)."""
     names = [f"{name} ({'default, ' if name == default else ''}{known.source})"

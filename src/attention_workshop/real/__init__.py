@@ -15,12 +15,15 @@ The files, in the order a run uses them:
     shards.py           model.safetensors, or the shards its index lists
     safetensors_file.py a .safetensors file's header, its tensors mapped in place
     gguf_file.py, gguf_checkpoint.py, gguf_tokenizer.py   the same from one GGUF file
-    families.py         model_type -> its family file; the contract every family meets
-    bert.py, gpt2.py, llama.py   each family whole: config keys, tensor names, forward pass
+    families/           model_type -> its record (__init__.py: Family, the registry, the
+                        contract); bert.py, gpt2.py, llama.py, qwen2.py: each family whole,
+                        config keys, tensor names, forward pass with its hook points
     layers.py           what the families are made of: norms, activations, rotary, heads
-    trace.py            the arrays a forward pass fills, layer by layer
+    hooks.py            the named hook points: read or replace any activation
+    trace.py            the arrays a forward pass fills, layer by layer (a hook consumer)
     model.py            Model.run: text or ids -> tokens -> forward pass -> RunResult
     decode.py           greedy generation with a KV cache (decoders)
+    accelerator.py      the one door to fast/
     fast/               the accelerator: float32 forward passes made fast, proved equal
     head_search.py, head_patterns.py   which heads matter; heads scored by a pattern
     printout.py, drift.py, words.py    what `attention-workshop real` prints

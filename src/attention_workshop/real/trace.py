@@ -1,7 +1,7 @@
 """What a forward pass reports, filled layer by layer: the arrays every family returns.
 
 A family's forward runs its blocks one after another and calls its hook points (hooks.py);
-a Trace reads them, and `trace.result()` is the dict families.py describes. The outputs
+a Trace reads them, and `trace.result()` is the dict families/__init__.py describes. The outputs
 are allocated once at full size (a 512-token MiniLM run holds 6 x 12 x 512 x 512 attention
 weights: stacking a list of layers would copy them).
 """
@@ -54,7 +54,7 @@ class Trace:
     def layer(self, i):  # -> layer i's points, by short name
         return TraceLayer(self.out, i)
 
-    def result(self):  # -> {name: array}, as families.py describes
+    def result(self):  # -> {name: array}, as families/__init__.py describes
         return self.out
 
 

@@ -4,7 +4,7 @@ Feature-major ([features, T]); the heads' stage makes their Q|K|V rows, attentio
 W_O, the MLP's its rows of gelu(W_1 a + b_1) and their share of W_2 (loop.LayerIO).
 """
 
-from attention_workshop.real.bert import embed
+from attention_workshop.real.families.bert import embed
 from attention_workshop.real.fast.float32 import layer_norm
 from attention_workshop.real.fast.loop import WHOLE, Stage, run_layers_fast
 from attention_workshop.real.fast.ops import activate_in_place, layer_norm_columns, linear_rows

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from attention_workshop.real import llama
+from attention_workshop.real.families import llama
 from attention_workshop.real.fast.buffers import reusable
 from attention_workshop.real.fast.loop import Stage, threads_for
 from attention_workshop.real.fast.ops import causal_softmax_in_place, silu_times_in_place

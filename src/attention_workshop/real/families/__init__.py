@@ -60,10 +60,10 @@ from dataclasses import dataclass, field
 # model_type -> the module whose FAMILY is its record (names, not modules: `attention-workshop
 # --help` reads this dict without numpy). A new family: its file, and one line here.
 FAMILIES = {
-    "bert": "attention_workshop.real.bert",  # bidirectional encoder (MiniLM)
-    "gpt2": "attention_workshop.real.gpt2",  # causal decoder, learned positions
-    "llama": "attention_workshop.real.llama",  # causal decoder: rotary, grouped-query, SwiGLU
-    "qwen2": "attention_workshop.real.qwen2",  # a Llama with biases on q, k, v (not on o)
+    "bert": "attention_workshop.real.families.bert",  # bidirectional encoder (MiniLM)
+    "gpt2": "attention_workshop.real.families.gpt2",  # causal decoder, learned positions
+    "llama": "attention_workshop.real.families.llama",  # decoder: rotary, grouped-query, SwiGLU
+    "qwen2": "attention_workshop.real.families.qwen2",  # a Llama with biases on q, k, v (not on o)
 }
 
 

@@ -10,8 +10,7 @@ Example: a config.json from transformers' Qwen2Config -> ModelConfig(family='qwe
 bias=True, out_bias=False, ...); its q_proj.bias is read and added, o_proj has no bias.
 """
 
-from attention_workshop.real import llama
-from attention_workshop.real.families import Family
+from attention_workshop.real.families import Family, llama
 
 # ModelConfig field -> config.json key: Llama's, but Qwen2's biases are not options of its file
 CONFIG_KEYS = {field: key for field, key in llama.CONFIG_KEYS.items()

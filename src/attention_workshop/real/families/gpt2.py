@@ -20,7 +20,7 @@ from attention_workshop.real.layers import (
 )
 from attention_workshop.real.trace import Trace
 
-# ModelConfig field -> config.json key (the contract is in families.py)
+# ModelConfig field -> config.json key (the contract is in families/__init__.py)
 CONFIG_KEYS = {"n_layer": "n_layer", "n_head": "n_head", "d_model": "n_embd", "d_mlp": "n_inner",
                "n_ctx": "n_positions", "n_vocab": "vocab_size",
                "eps": "layer_norm_epsilon", "activation": "activation_function"}
@@ -79,7 +79,7 @@ def transformer_block(x, block, cfg, mask, hook):  # [T, d_model], [T, T] bool -
 
 
 def forward(w, cfg, ids, hooks=None):  # weights, ModelConfig, [T] ints, hooks.Hooks or None
-    # -> dict of arrays (families.py)
+    # -> dict of arrays (families/__init__.py)
     """hidden_states [n_layer + 1, T, d_model] (as transformers' GPT2Model reports them: the
     embeddings, each block's input, and the last block's output after ln_f), attentions
     [n_layer, n_head, T, T] and queries, keys and values [n_layer, n_head, T, d_head]."""

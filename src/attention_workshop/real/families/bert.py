@@ -9,7 +9,7 @@ from attention_workshop.real.hooks import chain, hooked_attention
 from attention_workshop.real.layers import ACTIVATION, layer_norm, merge_heads, split_heads
 from attention_workshop.real.trace import Trace
 
-# ModelConfig field -> config.json key (the contract is in families.py)
+# ModelConfig field -> config.json key (the contract is in families/__init__.py)
 CONFIG_KEYS = {"n_layer": "num_hidden_layers", "n_head": "num_attention_heads",
                "d_model": "hidden_size", "d_mlp": "intermediate_size",
                "n_ctx": "max_position_embeddings", "n_vocab": "vocab_size",
@@ -93,7 +93,7 @@ def encoder_layer(x, layer, cfg, hook):  # [T, d_model], layer hook points -> [T
 
 
 def forward(w, cfg, ids, hooks=None):  # weights, ModelConfig, [T] ints, hooks.Hooks or None
-    # -> dict of arrays (families.py)
+    # -> dict of arrays (families/__init__.py)
     """hidden_states [n_layer + 1, T, d_model] (embeddings, then after each layer, as
     transformers' BertModel reports them), attentions [n_layer, n_head, T, T] and each
     layer's queries, keys and values [n_layer, n_head, T, d_head]."""
