@@ -15,7 +15,7 @@ import pytest
 from hostile import TIMEOUT, assert_one_line_refusal
 from real_folder import write_folder
 
-from attention_workshop import cli
+from attention_workshop import cli, manifest
 
 CLEAR = "\x1b[2J"  # clears the screen when printed raw
 
@@ -25,6 +25,8 @@ def workspace(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "explore_weights.png").write_bytes(b"the previous figure")
+    manifest.write(tmp_path / "out", {"explore": {"explore_weights.png": manifest.fingerprint(
+        tmp_path / "out" / "explore_weights.png")}})  # explore's own: it may replace it
     (tmp_path / "a\nfile").write_text("a file whose name holds a newline")
     return tmp_path
 
