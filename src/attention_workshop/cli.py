@@ -44,6 +44,7 @@ COMMANDS = {
     "heads": "heads",
     "generate": "generate",
     "ablate": "ablate",
+    "train": "train",
 }
 
 

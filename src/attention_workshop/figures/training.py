@@ -12,7 +12,7 @@ from attention_workshop.figures.canvas import new_figure, save, styled
 from attention_workshop.figures.glyphs import annotate_cells
 from attention_workshop.modules import module6
 from attention_workshop.real.head_patterns import repeated_ids
-from attention_workshop.training import induction, scale_aside, wiring
+from attention_workshop.training import induction, scale_aside
 
 
 @styled
@@ -43,16 +43,16 @@ def learned_wiring(m6, path):  # module6.Result, Path -> Path
     ax.legend(fontsize=7, loc="upper left", frameon=False)
     ax = axes[3]
     ax.plot(m6.wiring_losses, color="black", label="toy, d_k = 2")
-    for scaled, color in ((True, "tab:blue"), (False, "tab:red")):
+    for scaled, color in ((True, "tab:blue"), (False, "tab:red")) if m6.aside else ():
         for seed, curve in enumerate(m6.aside[scaled].losses):
             name = f"d_k = {scale_aside.D}, {'/ sqrt(d_k)' if scaled else 'unscaled'}"
             ax.plot(curve, color=color, lw=1, alpha=0.8, label=name if seed == 0 else None)
     ax.axhline(np.log(2), color="gray", lw=0.8, ls=":")
-    ax.text(wiring.STEPS, np.log(2) + 0.005, "log 2: no idea", ha="right", va="bottom",
+    ax.text(len(m6.wiring_losses) - 1, np.log(2) + 0.005, "log 2: no idea", ha="right", va="bottom",
             fontsize=7, color="gray")
     ax.set(xlabel="gradient descent step", ylabel="training loss (nats)")
-    ax.set_title(f"training loss ({len(m6.aside[True].losses)} starts each at "
-                 f"{scale_aside.D})", fontsize=10)
+    starts = f" ({len(m6.aside[True].losses)} starts each at {scale_aside.D})" if m6.aside else ""
+    ax.set_title(f"training loss{starts}", fontsize=10)
     ax.legend(fontsize=7, frameon=False, loc="center right")
     fig.suptitle("Module 6: the toy's wiring learned by gradient descent, beside Module 2's "
                  "hand wiring", fontweight="bold")
