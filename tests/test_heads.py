@@ -271,3 +271,31 @@ def test_scores_over_seeds_are_the_mean_and_spread_of_transformers_scores(tmp_pa
     for bad in (0, 101, True, 2.0):
         with pytest.raises(WorkshopError, match="seeds must be a whole number from 1 to 100"):
             hp.heads_over_seeds(ours, "previous", seeds=bad)
+
+
+def test_the_docs_spread_row_is_transformers_scores_over_five_sequences(smollm2, smollm2_model):
+    """docs/heads.md's "smollm2 (5 sequences)" row: the mean and sample std (statistics) of
+    transformers' scores on the 5 seeds' ids, and each sequence's own top head counted."""
+    import statistics
+
+    from head_reference import torch_run
+
+    row = next(line for line in DOC_LINES if line.startswith("| smollm2 (5 sequences) |"))
+    cells = row.strip(" |").split(" | ")[1:]
+    for kind, cell in zip(hp.KINDS, cells, strict=True):
+        per_seed = []
+        for seed in range(hp.SEEDS):
+            ids, _ = hp.sequence_for(smollm2, seed=seed)
+            per_seed.append(reference_scores(torch_run(smollm2_model, ids)[0], ids, kind, 0))
+        stack = np.stack(per_seed)  # [5, 30, 9]
+        mean = stack.mean(axis=0)
+        order = np.argsort(-mean, axis=None, kind="stable")[:cell.count("±")]
+        shown = []
+        for lay, h in zip(*np.unravel_index(order, mean.shape), strict=True):
+            std = statistics.stdev(float(v) for v in stack[:, lay, h])
+            shown.append(f"L{lay} H{h} {mean[lay, h]:.3f} ± {std:.3f}")
+        assert [part.split(" (")[0] for part in cell.split(", ")] == shown
+        if "top on" in cell:
+            best = np.unravel_index(order[0], mean.shape)
+            firsts = sum(np.unravel_index(np.argmax(s), s.shape) == best for s in stack)
+            assert f"(top on {firsts} of {hp.SEEDS})" in cell
