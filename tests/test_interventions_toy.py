@@ -71,3 +71,16 @@ def test_the_log_shows_the_numbers_side_by_side(logged):
     assert average.split("water=")[1] == off.split("water=")[1]
     assert "(to 15 decimals): True" in text
     assert 'in "the money bank": water=0.100  money=0.400  place=0.333  filler=0.333' in text
+
+
+def test_the_quizs_toy_questions_answer_by_hand(logged):
+    from attention_workshop.quiz import module5 as quiz5
+
+    toy, _ = logged
+    log, results = Log(), {}
+    for module in (module0, module1, module2):
+        run_module(module, log, results)
+    results[module5.Result] = module5.Result(toy=toy, minilm=None, smollm2=None)
+    first, second = quiz5.questions(results)  # no real model ran: the toy's two only
+    assert first.answer == pytest.approx(THIRD, abs=1e-15)
+    assert second.answer == "a"  # place off: bank's weights as wired

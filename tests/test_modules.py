@@ -1,7 +1,7 @@
 """One shape per module: every module follows the interface written in modules/__init__.py,
 and a new one is a module file, a figure and a quiz plus a line in each registry.
 
-The tiny Module 5 below is defined here, as its three files would define it; the test
+The tiny Module 7 below is defined here, as its three files would define it; the test
 adds it to the registries (modules.MODULES, figures.FILES) and, standing in for the files,
 to sys.modules. `run`, `quiz` and their help then show it with nothing else edited.
 """
@@ -22,7 +22,7 @@ from attention_workshop.figures import Drawing, canvas
 from attention_workshop.modules import module1
 from attention_workshop.quiz.question import Question
 
-TITLE = "Module 5: bank's share for river, read from Module 1"
+TITLE = "Module 7: bank's share for river, read from Module 1"
 
 
 @dataclass(frozen=True)
@@ -30,9 +30,9 @@ class Result:
     share: float  # bank's raw weight on river in "the river bank"
 
 
-def run_module5(log, earlier):
+def run_module7(log, earlier):
     share = float(earlier[module1.Result].weights_river[2, 1])
-    log.section(16, TITLE)
+    log.section(25, TITLE)
     log(f"  bank -> river, raw: {share:.3f}")
     return Result(share=share)
 
@@ -84,36 +84,36 @@ def as_file(name, **attributes):  # a module object, as importing the file NAME 
 
 
 @pytest.fixture
-def module5(monkeypatch):
-    files = [as_file("attention_workshop.modules.module5", TITLE=TITLE, Result=Result,
-                     run=run_module5),
+def module7(monkeypatch):
+    files = [as_file("attention_workshop.modules.module7", TITLE=TITLE, Result=Result,
+                     run=run_module7),
              as_file("attention_workshop.figures.tiny",
                      FIGURES={"tiny_share.png": Drawing((Result,), 0.05, draw_share)}),
-             as_file("attention_workshop.quiz.module5", questions=questions)]
+             as_file("attention_workshop.quiz.module7", questions=questions)]
     for file in files:
         monkeypatch.setitem(sys.modules, file.__name__, file)
-    monkeypatch.setattr(modules, "MODULES", (*modules.MODULES, "module5"))
+    monkeypatch.setattr(modules, "MODULES", (*modules.MODULES, "module7"))
     monkeypatch.setattr(figures, "FILES", (*figures.FILES, "tiny"))
 
 
-def test_run_writes_its_log_lines_and_draws_its_figure(module5, tmp_path, capsys):
+def test_run_writes_its_log_lines_and_draws_its_figure(module7, tmp_path, capsys):
     out = tmp_path / "out"
     assert cli.main(["run", "--no-real", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     lines = (out / "results.log").read_text().splitlines()
-    assert lines[-2:] == [f"[S16] {TITLE}", f"  bank -> river, raw: {hand_share():.3f}"]  # last
+    assert lines[-2:] == [f"[S25] {TITLE}", f"  bank -> river, raw: {hand_share():.3f}"]  # last
     assert (out / "tiny_share.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     assert f"wrote {out / 'tiny_share.png'}" in printed
     assert f"wrote {out / 'scaling.png'}" in printed  # the others are still drawn
 
 
-def test_its_quiz_and_the_help_list_it(module5, capsys):
+def test_its_quiz_and_the_help_list_it(module7, capsys):
     assert cli.main(["quiz", "--reveal"]) == 0
     out = capsys.readouterr().out
     assert f"{TITLE}: 1 questions" in out
     assert f"  answer: {hand_share():.3f}" in out.split(TITLE)[1]
     assert cli.main(["quiz", "--help"]) == 0
     assert f"{', '.join(modules.key(m) for m in modules.MODULES)};" in capsys.readouterr().out
-    assert modules.MODULES[-1] == "module5"  # the plug-in, after every registered module
+    assert modules.MODULES[-1] == "module7"  # the plug-in, after every registered module
     assert cli.main(["run", "--help"]) == 0
-    assert "run every module (0-5)" in capsys.readouterr().out
+    assert "run every module (0-7)" in capsys.readouterr().out

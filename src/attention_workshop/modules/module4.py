@@ -47,6 +47,8 @@ class Result:
     answer: Generation  # QUESTION in the chat template, greedy
     patterns: dict  # {"induction" | "previous" | "sink": HeadScores}: [L, H] scores, top heads
     rotary: tuple  # (same-distance scores [3], other-distance score): [S11]'s numbers
+    repeated: RunResult | None = None  # [S14]'s run of the repeated sequence (Module 5
+    #                                    switches its heads off from it)
 
 
 def log_model(log, model, runs):
@@ -225,5 +227,5 @@ def run(log, earlier):
     log_scaling(log, model, model.run(TEXT))
     return Result(model=model, river=runs[SENT_RIVER], money=runs[SENT_MONEY],
                   to_river=to_topic["river"], to_money=to_topic["money"], continuation=prompt,
-                  answer=answer, patterns=patterns, rotary=rotary)
+                  answer=answer, patterns=patterns, rotary=rotary, repeated=repeated)
 

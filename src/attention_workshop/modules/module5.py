@@ -13,11 +13,20 @@ import numpy as np
 from attention_workshop.attention import W_K_WIRED, W_Q_WIRED, wired_attention
 from attention_workshop.embeddings import AXES, SENT_MONEY, SENT_RIVER, embed
 from attention_workshop.modules import module1, module2
-from attention_workshop.report import fmt_list, named_vector
+from attention_workshop.report import fmt_list, matrix_lines, named_vector
 
 TITLE = "Module 5: switch a head off and see what it did"
 NEEDS_REAL = True  # loads MiniLM's and SmolLM2's weights: `run --no-real` skips this module
 CHANNELS = ("topic", "place")  # the wired head's two query/key channels (attention.py)
+TOP = 3  # MiniLM: [S7]'s heads that send bank to river
+DRAWS = 5  # MiniLM: draws of as many random heads, the control
+COUNTS = (1, 3, 5, 10)  # SmolLM2: top induction heads switched off
+RANDOM = 5  # SmolLM2: the control: this many random heads ...
+SMOL_DRAWS = 3  # ... drawn this many times (each costs a third of a run)
+REACH = 19  # the sink's sentences run SmolLM2's layers 0-18 only: the sink heads' layers
+# [S19]'s short text for the sink, and the same text with its first word changed
+SINK_TEXT = "The river rose all night, and by morning the path along the bank was under water."
+SINK_OTHER = "Seven"  # one token, as "The" is
 
 
 @dataclass(frozen=True)
@@ -69,11 +78,172 @@ def log_toy(log, simple, wired):  # Log, module1.Result, module2.Result -> Toy
     return t
 
 
+def log_minilm(log, m3):  # Log, module3.Result -> MiniLM
+    """[S7]'s river heads switched off (zero, mean) and patched; bank's drift ([S8]) per layer."""
+    from attention_workshop.real.drift import drift
+    from attention_workshop.real.head_search import heads_toward
+    from attention_workshop.real.interventions import ablation, patching, random_heads
+
+    model, river, money, b = m3.model, m3.river, m3.money, m3.bank
+    t = river.tokens.index("river")
+    found = heads_toward(river.attentions, b, t, TOP)
+    heads = [(lay, h) for lay, h, _ in found]
+    log.section(17, "MiniLM: switch off the heads that send bank to river ([S7]), and bank's "
+                    "drift ([S8]) shrinks")
+
+    def both(hooks):  # -> the cosines of bank's vector, the two sentences run under hooks
+        return drift(model.run(SENT_RIVER, hooks=hooks), [b], model.run(SENT_MONEY, hooks=hooks),
+                     [b])
+
+    rows = {"every head on": drift(river, [b], money, [b])}
+    for how in ("zero", "mean"):
+        rows[f"{TOP} heads off ({how})"] = both(ablation(model.config, heads, how))
+    draws = random_heads(model.config, heads, DRAWS)
+    rows[f"{TOP} random heads"] = np.mean([both(ablation(model.config, d)) for d in draws], axis=0)
+    listed = ", ".join(f"L{lay} H{h} ({w:.3f})" for lay, h, w in found)
+    log(f"  switched off: {listed}; zero: their outputs are 0; mean: each output is its mean over "
+        f"the {len(river.ids)} positions")
+    spans = [lay for d in draws for lay, _ in d]
+    log(f"  random: {DRAWS} draws of {TOP} other heads of layers {min(spans)}-{max(spans)} "
+        "(seed 0), cosines averaged")
+    log("  cosine of bank's vector, river sentence vs money sentence (1.000: no drift):")
+    layers = ["embed", *(f"L{i}" for i in range(model.config.n_layer))]
+    log.extend(matrix_lines(list(rows), layers, np.array(list(rows.values())), label_width=22))
+    last = {name: 1 - cos[-1] for name, cos in rows.items()}
+    log(f"  after the last layer bank has moved 1 - cosine = {last['every head on']:.3f}; with the "
+        f"{TOP} heads off {last[f'{TOP} heads off (zero)']:.3f}, with random heads off "
+        f"{last[f'{TOP} random heads']:.3f}")
+    patched = model.run(SENT_RIVER, hooks=patching(model.config, dict.fromkeys(heads, money),
+                                                   len(river.ids)))
+    follow = {"to the money sentence's bank": drift(patched, [b], money, [b]),
+              "to the river sentence's bank": drift(patched, [b], river, [b])}
+    log(f'  patched: "{SENT_RIVER}" run with the {TOP} heads\' outputs taken from "{SENT_MONEY}"; '
+        "the cosine of its bank")
+    log.extend(matrix_lines(list(follow), layers, np.array(list(follow.values())), label_width=30))
+    return MiniLM(heads=heads, drift=rows, patched=follow)
+
+
+@dataclass(frozen=True)
+class MiniLM:
+    """[S17]: MiniLM's bank -> river heads switched off and patched."""
+
+    heads: list  # [(layer, head)] [S7]'s top heads for bank -> river
+    drift: dict  # {row name: [n_layer + 1] cosines}: every head on, heads off, random
+    patched: dict  # {"to the money sentence's bank" | ...: [n_layer + 1] cosines}
+
+
+@dataclass(frozen=True)
+class SmolLM2:
+    """[S18]-[S19]: SmolLM2's induction heads switched off, the head feeding them, the sink."""
+
+    induction: list  # [(layer, head)] the top max(COUNTS) by [S14]'s score, best first
+    loss_plain: float  # nats on the repeat, every head on ([S14])
+    loss_top: dict  # {k: nats} the top k induction heads off
+    loss_random: list  # [(heads, nats)] RANDOM random heads off, SMOL_DRAWS draws
+    previous: tuple  # (layer, head) the previous-token head switched off in [S19]
+    fed: dict  # {(layer, head): (score with it on, score with it off)} the top induction heads
+    loss_previous: float  # nats on the repeat with the previous-token head off
+    sink_norms: dict  # {(layer, head): (|v| at position 0, mean |v| elsewhere)}
+    sink_moved: dict  # {(layer, head): (score on SINK_TEXT, score with its first word changed)}
+
+
+def log_induction(log, m4):  # Log, module4.Result -> (the plain run, SmolLM2's numbers)
+    from attention_workshop.real.head_effects import loss_rows, losses, switched_off
+    from attention_workshop.real.head_patterns import ranked, sequence_for
+    from attention_workshop.real.interventions import random_heads
+
+    model = m4.model
+    ids, lead = sequence_for(model)
+    repeat = {"repeat": loss_rows(ids, lead)["repeat"]}
+    induction = [(lay, h) for lay, h, _ in ranked(m4.patterns["induction"].scores, max(COUNTS))]
+    plain = m4.repeated  # [S14]'s run: each ablation runs again from its first head's layer
+    log.section(18, "SmolLM2: the induction heads proven by switching them off ([S14]'s "
+                    "sequence, loss on the repeat)")
+    top = {k: losses(switched_off(model, plain, induction[:k]), repeat)["repeat"] for k in COUNTS}
+    draws = random_heads(model.config, induction[:RANDOM], SMOL_DRAWS)
+    rand = [(d, losses(switched_off(model, plain, d), repeat)["repeat"]) for d in draws]
+    p = m4.patterns["induction"]
+    log(f"  every head on: {p.loss_second:.2f} nats on the repeat ({p.loss_first:.2f} on the first "
+        "half, whose tokens are new)")
+    named = lambda hs: ", ".join(f"L{lay}H{h}" for lay, h in hs)  # noqa: E731
+    for k in COUNTS:
+        heads = "heads" if k > 1 else "head "
+        log(f"  top {k:>2} induction {heads} off: {top[k]:5.2f}  ({named(induction[:k])})")
+    values = [loss for _, loss in rand]
+    lo, hi = min(h[0] for d in draws for h in d), max(h[0] for d in draws for h in d)
+    log(f"  {RANDOM} random heads off ({SMOL_DRAWS} draws from layers {lo}-{hi}, never the top "
+        f"{RANDOM}, seed 0): {', '.join(f'{v:.2f}' for v in values)}; mean {np.mean(values):.2f}")
+    log(f"  so the copying is theirs: the top {RANDOM} off bring the repeat to "
+        f"{top[RANDOM]:.2f} nats, near the new tokens' {p.loss_first:.2f}; {RANDOM} others cost "
+        f"{np.mean(values) - p.loss_second:.2f} on average")
+    return plain, (induction, p.loss_second, top, rand)
+
+
+def log_previous_and_sink(log, m4, plain, induced):  # -> SmolLM2
+    from attention_workshop.real.head_effects import loss_rows, losses, switched_off
+    from attention_workshop.real.head_patterns import pattern_scores, ranked, sequence_for
+    from attention_workshop.real.resume import lower
+
+    model, cfg = m4.model, m4.model.config
+    induction, loss_plain, top, rand = induced
+    ids, lead = sequence_for(model)
+    first = min(lay for lay, _ in induction[:RANDOM])
+    previous = next((lay, h) for lay, h, _ in ranked(m4.patterns["previous"].scores, cfg.n_layer
+                                                      * cfg.n_head) if lay < first)
+    log.section(19, "the previous-token head that feeds them, and the sink (a position, not a "
+                    "word)")
+    off = switched_off(model, plain, [previous])
+    before = m4.patterns["induction"].scores
+    after = pattern_scores(off.attentions, "induction", lead)
+    fed = {head: (float(before[head]), float(after[head])) for head in induction[:RANDOM]}
+    loss_previous = losses(off, {"repeat": loss_rows(ids, lead)["repeat"]})["repeat"]
+    log(f"  previous-token head L{previous[0]}H{previous[1]} ([S14]'s strongest below layer "
+        f"{first}, score {m4.patterns['previous'].scores[previous]:.3f}) off; induction scores:")
+    log("    " + ", ".join(f"L{lay}H{h} {a:.3f} -> {b:.3f}" for (lay, h), (a, b) in fed.items()))
+    log(f"    loss on the repeat {loss_plain:.2f} -> {loss_previous:.2f}: the induction heads "
+        "find the token after the last occurrence by the previous-token heads' mark")
+    sinks = [(lay, h) for lay, h, _ in ranked(m4.patterns["sink"].scores, TOP) if lay < REACH]
+    group = cfg.n_head // cfg.n_kv_head
+    norms = {}
+    for lay, h in sinks:
+        v = np.linalg.norm(plain.values[lay, h // group], axis=-1)  # [T]: each position's |v|
+        norms[(lay, h)] = (float(v[0]), float(v[1:].mean()))
+    log("  sink heads ([S14]): the value vector at position 0 is short, so the weight parked "
+        "there adds little:")
+    log.extend(f"    L{lay}H{h} (KV head {h // group}): |v| {a:.2f} at position 0, mean {b:.2f} "
+               "at the others" for (lay, h), (a, b) in norms.items())
+    text, other = model.encode(SINK_TEXT), model.encode(SINK_OTHER + " " +
+                                                        SINK_TEXT.split(" ", 1)[1])
+    runs = [lower(model, t, REACH) for t in (text, other)]
+    moved = {(lay, h): tuple(float(r.attentions[lay, h, 1:, 0].mean()) for r in runs)
+             for lay, h in sinks}  # each row after the first: its weight on position 0
+    chance = float(np.mean(1.0 / np.arange(2, len(text) + 1)))  # rows 1..T-1 spread evenly
+    log(f"  first word changed ({model.tokenizer.id_to_token(text[0])!r} -> "
+        f"{model.tokenizer.id_to_token(other[0])!r}) in the {len(text)}-token sentence; weight on "
+        f"position 0 (an even spread would give {chance:.3f}):")
+    log("    " + ", ".join(f"L{lay}H{h} {a:.3f} -> {b:.3f}" for (lay, h), (a, b) in moved.items())
+        + ": another word, the same place")
+    return SmolLM2(induction=induction, loss_plain=loss_plain, loss_top=top, loss_random=rand,
+                   previous=previous, fed=fed, loss_previous=loss_previous, sink_norms=norms,
+                   sink_moved=moved)
+
+
 @dataclass(frozen=True)
 class Result:
     toy: Toy  # [S16]
+    minilm: MiniLM | None  # [S17]; None without Module 3 (MiniLM not installed)
+    smollm2: SmolLM2 | None  # [S18]-[S19]; None without Module 4
 
 
 def run(log, earlier):
-    """Log Module 5 after Module 4's last line."""
-    return Result(toy=log_toy(log, earlier[module1.Result], earlier[module2.Result]))
+    """Log Module 5 after Module 4's last line: the toy, then each real model that ran."""
+    from attention_workshop.modules import module3, module4
+
+    toy = log_toy(log, earlier[module1.Result], earlier[module2.Result])
+    minilm = log_minilm(log, earlier[module3.Result]) if module3.Result in earlier else None
+    smollm2 = None
+    if module4.Result in earlier:
+        m4 = earlier[module4.Result]
+        plain, induced = log_induction(log, m4)
+        smollm2 = log_previous_and_sink(log, m4, plain, induced)
+    return Result(toy=toy, minilm=minilm, smollm2=smollm2)

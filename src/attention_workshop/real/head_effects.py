@@ -42,8 +42,11 @@ def loss_rows(ids, lead=None):  # [T] ids, lead (None: not a repeated part) -> {
 def next_token_loss(result, rows):  # RunResult, positions -> mean -log p(next token), nats
     """With the logits of those rows only (a tied head multiplies by the whole vocabulary).
     Example: logits putting all mass on each next token -> 0.0; all zero -> log n_vocab."""
+    from attention_workshop.real.blas_threads import one_blas_thread
+
     ids = np.asarray(result.ids)
-    logits = np.asarray(result.head(result.hidden[rows]), dtype=np.float64)  # [n, n_vocab]
+    with one_blas_thread():  # as the forward passes: digits that never depend on the threads
+        logits = np.asarray(result.head(result.hidden[rows]), dtype=np.float64)  # [n, V]
     top = logits.max(axis=-1, keepdims=True)
     log_norm = top[:, 0] + np.log(np.exp(logits - top).sum(axis=-1))  # [n]
     return float((log_norm - logits[np.arange(len(rows)), ids[rows + 1]]).mean())
