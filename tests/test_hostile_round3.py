@@ -402,3 +402,12 @@ def test_python_s_own_options_before_dash_m_are_read_as_python_reads_them(argv, 
 
     monkeypatch.setattr(sys, "orig_argv", [sys.executable, *argv])
     assert attention_workshop.started_as_program() is ours
+
+
+def test_an_output_folder_named_with_a_nul_byte_in_the_api(tmp_path):
+    from attention_workshop.workshop import run_workshop
+
+    with pytest.raises(WorkshopError, match=r"cannot write to output folder '.*' \(the name "
+                                            r"holds a NUL byte\)"):
+        run_workshop(tmp_path / "a\0b", figures=False, real=False, say=lambda _: None)
+    assert list(tmp_path.iterdir()) == []

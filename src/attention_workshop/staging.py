@@ -92,6 +92,9 @@ def staged(folder, command, todo=OUT_TODO, expect=()):  # -> Stage
                 if os.path.lexists(folder) and not folder.is_dir():  # a file, a link to nothing
                     exc = OSError(exc.errno, "it exists and is not a folder")
                 raise cannot_write_folder(folder, exc, todo) from None
+            except ValueError:  # a NUL byte in the name (only the API can pass one)
+                raise cannot_write_folder(folder, OSError(errno.EINVAL, "the name holds a NUL "
+                                                          "byte"), todo) from None
             stage = Stage(folder, path, command, lock=lock)
         if caught:
             raise Interrupted(caught[0])
@@ -122,7 +125,7 @@ def staged(folder, command, todo=OUT_TODO, expect=()):  # -> Stage
         for made in created:
             try:
                 made.rmdir()  # only if empty: a failed first run leaves no folder behind
-            except OSError:
+            except (OSError, ValueError):  # ValueError: a NUL byte, never made
                 break
 
 
