@@ -65,3 +65,10 @@ def test_unknown_task_is_a_usage_error(capsys):
     assert exit_code(["train", "attention"]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and "invalid choice: 'attention'" in captured.err
+
+
+def test_help_names_the_logs_defaults(capsys):
+    """--help is built without numpy, so it spells the defaults out: they must be the log's."""
+    assert exit_code(["train", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"{wiring.STEPS} for wiring and {induction.STEPS} for induction" in text
