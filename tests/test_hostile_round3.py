@@ -411,3 +411,21 @@ def test_an_output_folder_named_with_a_nul_byte_in_the_api(tmp_path):
                                             r"holds a NUL byte\)"):
         run_workshop(tmp_path / "a\0b", figures=False, real=False, say=lambda _: None)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_float64_weight_past_float32_s_range_prints_no_numpy_warning(tmp_path):
+    """1e300 in a float64 checkpoint read in float32: numpy's 'overflow encountered in cast'
+    came before the refusal."""
+    import numpy as np
+    from real_folder import write_folder
+    from safetensors.numpy import load_file, save_file
+
+    folder = write_folder(tmp_path / "model", "gpt2")
+    tensors = {k: v.astype(np.float64) for k, v in
+               load_file(str(folder / "model.safetensors")).items()}
+    tensors["h.0.attn.c_attn.weight"][0, 0] = 1e300
+    save_file(tensors, str(folder / "model.safetensors"))
+    done = run_installed(["real", "the bank", "--model", str(folder)], tmp_path)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.count("\n") == 1 and "Warning" not in done.stderr, done.stderr
+    assert "overflow to NaN or infinity in layer 0" in done.stderr

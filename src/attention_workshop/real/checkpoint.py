@@ -85,7 +85,8 @@ def working(array, dtype, table=None):
     dtype, else a converted copy."""
     if table is not None and np.can_cast(array.dtype, dtype, "safe"):
         return LookupTable(array, np.dtype(dtype), table)
-    return array.astype(dtype, copy=False)
+    with np.errstate(over="ignore"):  # float64 past float32's range: inf, refused by the
+        return array.astype(dtype, copy=False)  # forward's overflow check, no numpy warning
 
 
 class LookupTable:
