@@ -111,6 +111,14 @@ def test_stdout_closed_is_one_line_before_anything_is_done(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_stdout_open_for_reading_only_is_one_line(tmp_path):
+    """A write error that is not a full disk does not say to free some space."""
+    done = shell("1</dev/null", ["explore", "the river bank"], tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == ("attention-workshop: error: cannot write to standard output (Bad "
+                           "file descriptor); send the output elsewhere\n")
+
+
 def test_stderr_closed_keeps_the_message_off_stdout_and_the_exit_code(tmp_path):
     """print(file=None) writes to stdout: the error line once went there."""
     done = shell("2>&-", ["explore", "the river bank", "--word", "nope"], tmp_path)

@@ -19,6 +19,7 @@ line, exit 2, and the output folder is as it was (staging removes the stage on t
 
 import atexit
 import contextlib
+import errno
 import functools
 import gc
 import importlib
@@ -173,8 +174,9 @@ class _Output:
         except OSError as exc:
             with contextlib.suppress(OSError, ValueError):
                 os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+            full = "free some space, or " if exc.errno in (errno.ENOSPC, errno.EDQUOT) else ""
             raise WorkshopError(f"cannot write to standard output ({exc.strerror or exc}); "
-                                "free some space, or send the output elsewhere") from None
+                                f"{full}send the output elsewhere") from None
 
     def __getattr__(self, name):  # isatty, encoding, fileno, buffer: the stream's own
         return getattr(self._stream, name)
