@@ -174,8 +174,8 @@ def log_tools(log, params, snaps):  # -> {label: (first, second)} losses with he
              "layer 0 (both)": tuple((0, h) for h in range(cfg.n_head))}
     ablation = {label: induction.copy_losses(params, cfg, data, heads)
                 for label, heads in cases.items()}
-    log("  held-out loss with heads switched off (their output set to zero, as Module 5 "
-        "does), first | second copy:")
+    log("  held-out loss with heads switched off (output zero, by Module 5's ablation hooks), "
+        "first | second copy:")
     log("    " + "; ".join(f"{label}: {a:.2f} | {b:.2f}" for label, (a, b) in ablation.items()))
     return ablation
 

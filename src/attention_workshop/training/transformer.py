@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_workshop.attention import causal_mask
+from attention_workshop.real.interventions import ablation
 from attention_workshop.training.attention_grad import attention, attention_backward
 
 
@@ -57,21 +58,22 @@ def merge_heads(x):  # [B, H, T, d_head] -> [B, T, H * d_head]
 def forward(params, cfg, ids, ablate=()):  # {name: array}, Config, [B, T] -> (logits, cache)
     """Logits [B, T, V] and what backward needs (cache["attentions"]: [L, B, H, T, T]).
 
-    `ablate`: (layer, head) pairs whose output is set to zero (Module 5's ablation).
+    `ablate`: (layer, head) pairs whose output is set to zero, by Module 5's own hooks
+    (real/interventions.py's ablation, at each layer's "blocks.L.attn.hook_z").
     Example: forward(init_params(Config(), rng), Config(), ids[None])[0].shape -> (1, T, 32).
     """
     ids = np.asarray(ids)
     T = ids.shape[1]
     x = params["W_E"][ids] + params["W_pos"][:T]  # [B, T, D]
     mask = causal_mask(T)
+    hooks = ablation(cfg, list(ablate))  # no heads: no hooks
     layers = []
     for layer in range(cfg.n_layer):
         W = {n: params[f"{layer}.W_{n}"] for n in "QKVO"}
         q, k, v = (split_heads(x @ W[n], cfg.n_head) for n in "QKV")  # [B, H, T, d_head]
         z, weights = attention(q, k, v, mask)  # [B, H, T, d_head], [B, H, T, T]
-        for lay, head in ablate:
-            if lay == layer:
-                z[:, head] = 0.0
+        if hooks.wants(f"blocks.{layer}.attn.hook_z"):
+            z = np.stack([hooks(f"blocks.{layer}.attn.hook_z", one) for one in z])  # [H, T, d]
         layers.append({"x": x, "q": q, "k": k, "v": v, "weights": weights, "z": z})
         x = x + merge_heads(z) @ W["O"]  # [B, T, D]: each layer adds to the residual stream
     cache = {"ids": ids, "layers": layers, "x_final": x, "ablate": tuple(ablate),
