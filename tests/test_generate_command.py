@@ -40,14 +40,25 @@ def test_json_holds_the_ids_and_text_of_the_greedy_loop(smollm2, capsys):
     for step in report["steps"]:
         assert all(0 <= look["position"] < len(ids) and 0 <= look["weight"] <= 1
                    for look in step["looked_at"])
+        for look in step["looked_at"]:  # the raw token kept, the readable one beside it
+            assert look["token"] == smollm2.tokenizer.id_to_token(ids[look["position"]])
+            assert look["text"] == smollm2.tokenizer.decode([ids[look["position"]]])
 
 
-def test_text_streams_a_line_per_token_then_the_whole(capsys):
-    smollm2_path()
+def test_text_streams_a_line_per_token_then_the_whole(smollm2, capsys):
+    """Each token as the tokenizer spells it (Ġ a space, as results.log and `real` write it),
+    said once in the first line."""
     assert cli.main(["generate", PROMPT, "--tokens", "4"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("smollm2: 4 prompt tokens")
-    assert [line[:2] for line in lines[1:5]] == ["+ "] * 4
+    assert lines[0].endswith("tokens as the tokenizer spells them: Ġ marks a space, Ċ a line "
+                             "break")
+    generation = smollm2.generate(PROMPT, tokens=4)
+    for line, step in zip(lines[1:5], generation.steps, strict=True):
+        token = smollm2.tokenizer.id_to_token(step.id)  # e.g. 'Ġa'
+        assert line.split()[:2] == ["+", token] and token.startswith("Ġ")
+        looks = [f"{t} {w:.2f}" for _, t, w in step.looked_at]
+        assert line.endswith(", ".join(looks) or "the first token and itself")
     assert lines[5].startswith("text: ") and "46,080 bytes a token (3 KV heads for 9 query" \
         in lines[6]
 
@@ -68,6 +79,42 @@ def test_the_page_shows_each_new_tokens_weights(smollm2, tmp_path, browser):
     mean = np.rint(generation.steps[1].attention[7] * 1000).mean(axis=0) / 1000
     assert [r[2] for r in cells(page, "#weights")] == [f"{w:.3f}" for w in mean]
     assert opened.errors == []
+
+
+def test_the_page_counts_from_1_stops_at_the_ends_and_shows_the_text_so_far(smollm2, tmp_path,
+                                                                            browser):
+    """New tokens count from 1 (as the explorer does), previous/next are disabled at the ends,
+    the text so far ends at the chosen token, tokens keep the tokenizer's Ġ (said in the note),
+    and the page says which head it opens on and why."""
+    from attention_workshop.figures.generation_view import strongest_head
+
+    assert cli.main(["generate", PROMPT, "--tokens", "3", "--out", str(tmp_path)]) == 0
+    generation = smollm2.generate(PROMPT, tokens=3)
+    prompt = [smollm2.tokenizer.id_to_token(i) for i in generation.prompt_ids]
+    new = [smollm2.tokenizer.id_to_token(i) for i in generation.new_ids]
+    for width, height in ((1280, 800), (390, 844)):
+        page = (opened := open_page(browser, tmp_path / "generation.html", width=width,
+                                    height=height)).page
+        so_far = "#text span, #text button"
+        assert page.text_content("#written").startswith(f'new token 1 of 3: "{new[0]}" '
+                                                        f"(position {len(prompt)})")
+        assert page.is_disabled("#prev") and not page.is_disabled("#next")
+        assert page.eval_on_selector_all(so_far, "es => es.map(e => e.textContent)") == \
+            prompt + new[:1]
+        page.click("#next")
+        assert page.text_content("#written").startswith("new token 2 of 3")
+        assert page.eval_on_selector_all(so_far, "es => es.map(e => e.textContent)") == \
+            prompt + new[:2]
+        page.click("#next")
+        assert page.is_disabled("#next") and not page.is_disabled("#prev")
+        assert page.text_content("#written").startswith("new token 3 of 3")
+        layer, head = strongest_head(generation.steps)
+        assert page.text_content("#start").startswith(f"It opens on layer {layer}, head {head}: "
+                                                      "summed over every step")
+        assert "\u0120 marks a space" in page.text_content("main")
+        assert "\u2423" not in page.text_content("main")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        assert opened.errors == []
 
 
 @pytest.mark.parametrize(("argv", "words"), [

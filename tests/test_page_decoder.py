@@ -47,25 +47,58 @@ def expected_look(m4, k, layer, head):  # the same from the Result: step k's row
     return [(f"{j}: {tokens[j]}", shown(w)) for j, w in enumerate(row)]
 
 
+def copy_step(m4, layer, head):  # -> (step, target, weight) where the head looks hardest at
+    """the token after the last earlier occurrence of the token that looks (by plain loops)."""
+    g = m4.continuation
+    tokens = [*g.prompt_tokens, *(s.token for s in g.steps)]
+    best = None
+    for k, step in enumerate(g.steps):
+        p = len(g.prompt_ids) + k - 1  # the position that writes new token k
+        earlier = [j for j in range(p) if tokens[j] == tokens[p]]
+        if earlier:
+            w = float(step.attention[layer, head, earlier[-1] + 1])
+            if best is None or w > best[2]:
+                best = (k, earlier[-1] + 1, w)
+    return best
+
+
 def test_the_continuation_steps_token_by_token_as_module4_wrote_it(browser, decoder_page, m4):
     page = (opened := open_page(browser, decoder_page)).page
     g = m4.continuation
     chips = page.eval_on_selector_all("#m4-written button", "bs => bs.map(b => b.textContent)")
     assert chips == [s.token for s in g.steps] and len(chips) == module4.NEW_TOKENS[0]
-    # It opens on the strongest induction head (the argmax of its grid, found here).
+    # It opens on the strongest induction head (the argmax of its grid, found here), at the
+    # step where it looks hardest at the token it would copy (found here from the tokens).
     scores = m4.patterns["induction"].scores
     layer, head = np.unravel_index(int(np.argmax(scores)), scores.shape)
     assert (page.input_value("#m4-layer"), page.input_value("#m4-head")) == (str(layer),
                                                                               str(head))
-    assert look(page) == expected_look(m4, 0, layer, head)
+    k, target, w = copy_step(m4, layer, head)
+    assert (k, target, shown(w)) == (10, 2, "0.823")  # "Ġriver" looks at "Ġbank"
+    assert look(page) == expected_look(m4, k, layer, head)
+    assert page.text_content("#m4-step-value") == f"new token {k + 1} of {len(g.steps)}"
+    tokens = [*g.prompt_tokens, *(s.token for s in g.steps)]
+    P = len(g.prompt_ids)
+    assert page.text_content("#m4-notice").startswith(
+        f"What to notice: {P + k - 1}: {tokens[P + k - 1]} came before, at position "
+        f"{target - 1}, and {target}: {tokens[target]} followed it. In layer {layer}, head "
+        f"{head}, the strongest induction head (results.log [S14]), it puts {shown(w)} on "
+        f"{target}: {tokens[target]}")
+    assert page.text_content("#m4-start").startswith(
+        f"It opens on new token {k + 1}, in layer {layer}, head {head}: the strongest induction "
+        "head")
+    page.click("#m4-next-copy")  # the next step whose looking token came before: 'Ġwas'
+    assert page.input_value("#m4-step") == str(k + 1) and tokens[P + k] == tokens[3]
     page.focus("#m4-step")  # the keyboard: arrows, End, Home on the range
+    page.keyboard.press("Home")
+    assert page.is_disabled("#m4-back") and not page.is_disabled("#m4-next")
+    assert "has not come before" in page.text_content("#m4-notice")
     for _ in range(3):
         page.keyboard.press("ArrowRight")
     assert look(page) == expected_look(m4, 3, layer, head)
     assert page.text_content("#m4-step-value") == f"new token 4 of {len(g.steps)}"
     row, S = g.steps[3].attention[layer, head], len(g.prompt_ids) + 3
     top = int(np.argmax(row))
-    tokens = [*g.prompt_tokens, *(s.token for s in g.steps)]
     per_token = 2 * 30 * 3 * 64 * 4  # keys and values x layers x KV heads x d_k x float32
     assert page.text_content("#m4-now") == (
         f"New token 4 of 16: {g.steps[3].token} (id {g.new_ids[3]}), written at "
@@ -74,6 +107,7 @@ def test_the_continuation_steps_token_by_token_as_module4_wrote_it(browser, deco
         f"{S} \u00d7 46,080 = {S * per_token:,} bytes.")
     page.keyboard.press("End")
     assert look(page) == expected_look(m4, len(g.steps) - 1, layer, head)
+    assert page.is_disabled("#m4-next") and not page.is_disabled("#m4-back")
     page.keyboard.press("Home")
     assert look(page) == expected_look(m4, 0, layer, head)
     page.click("#m4-next")
@@ -109,7 +143,7 @@ def test_the_pattern_grids_and_their_top_heads(browser, decoder_page, m4):
     page.click("#m4-top button >> nth=1")  # the second sink head, watched as it writes
     lay, h = best[1]
     assert (page.input_value("#m4-layer"), page.input_value("#m4-head")) == (str(lay), str(h))
-    assert look(page) == expected_look(m4, 0, lay, h)
+    assert look(page) == expected_look(m4, 10, lay, h)  # at the step the panel opened on
     assert not opened.errors
 
 
@@ -140,6 +174,29 @@ def test_on_a_phone_the_step_and_its_look_stay_in_view(browser, decoder_page, m4
     assert in_view(page, "#m4-step") and in_view(page, "#m4-now")
     assert in_view(page, "#m4-look tbody tr:last-child")  # the token just before the new one
     assert page.evaluate("document.documentElement.scrollWidth") <= 390  # nothing sideways
+    assert not opened.errors
+
+
+def test_on_a_phone_the_whole_grid_fits_with_its_caption(browser, decoder_page, m4):
+    """390 x 844: the 30 x 9 grid needs no sideways scroll (its top induction and sink cells,
+    L18 H6 and L18 H8, inside the screen), three decimals a cell without the leading 0, the
+    caption whole."""
+    page = (opened := open_page(browser, decoder_page, 390, 844)).page
+    page.eval_on_selector("#m4-grid", "e => e.scrollIntoView({block: 'start'})")
+    box = page.eval_on_selector("#m4-grid", "t => [t.getBoundingClientRect().right, "
+                                "t.parentElement.scrollWidth <= t.parentElement.clientWidth]")
+    assert box[0] <= 390 and box[1]
+    for kind in ("induction", "sink"):
+        page.select_option("#m4-kind", kind)
+        scores = m4.patterns[kind].scores
+        lay, h = np.unravel_index(int(np.argmax(scores)), scores.shape)
+        cell = f"#m4-grid tbody tr:nth-child({lay + 1}) td:nth-child({h + 2})"
+        right = page.eval_on_selector(cell, "c => c.getBoundingClientRect().right")
+        assert right <= 390 and page.text_content(cell) == shown(scores[lay, h]).removeprefix("0")
+    caption = page.eval_on_selector("#m4-grid caption", "c => [c.scrollWidth <= c.clientWidth, "
+                                    "c.getBoundingClientRect().right, c.textContent]")
+    assert caption[0] and caption[1] <= 390 and caption[2].endswith("across; .935 is 0.935)")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
     assert not opened.errors
 
 

@@ -33,10 +33,11 @@ def add_arguments(parser):
 
 
 def step_line(step):  # decode.Step -> one line: the token, and where the content heads looked
-    """Example: '+ " Paris"   looked at: " of" 0.33, " capital" 0.33, " France" 0.07'."""
-    looks = ", ".join(f"{json.dumps(readable(t), ensure_ascii=False)} {w:.2f}"
-                      for _, t, w in step.looked_at) or "the first token and itself"
-    return f"+ {json.dumps(step.text, ensure_ascii=False):12} looked at: {looks}"
+    """Tokens as the tokenizer spells them, as results.log and `real` do (Ġ a space).
+    Example: '+ ĠParis       looked at: Ġof 0.33, Ġcapital 0.33, ĠFrance 0.07'."""
+    looks = ", ".join(f"{t} {w:.2f}" for _, t, w in step.looked_at) or \
+        "the first token and itself"
+    return f"+ {step.token:12} looked at: {looks}"
 
 
 def readable(token):  # a byte-level token as it reads: 'Ġbank' -> ' bank', 'Ċ' -> '\n'
@@ -50,7 +51,7 @@ def json_report(model, generation, chat):  # -> str
         "text": generation.text, "stopped": generation.stopped,
         "cache_bytes_per_token": generation.cache_bytes_per_token,
         "steps": [{"id": s.id, "token": s.token, "text": s.text,
-                   "looked_at": [{"position": p, "token": t, "weight": w}
+                   "looked_at": [{"position": p, "token": t, "text": readable(t), "weight": w}
                                  for p, t, w in s.looked_at]} for s in generation.steps],
     }, ensure_ascii=False, allow_nan=False)
 
@@ -75,7 +76,8 @@ def main(args):
         ids = prompt_ids(model, args.prompt, args.chat)  # every error before any output
         stream = args.format == "text"
         head = [f"{model.name}: {len(ids)} prompt tokens; writing up to {args.tokens} "
-                "(greedy, KV cache)"]  # printed with the first token: generate checks the
+                "(greedy, KV cache); tokens as the tokenizer spells them: Ġ marks a space, "
+                "Ċ a line break"]  # printed with the first token: generate checks the
         #                                room left for --tokens first, and refuses in one line
 
         def shown(step):

@@ -1,6 +1,7 @@
 """Module 4's figures: every head scored by a pattern, and attention while the model writes.
 
-Axes are labelled with the model's own tokens as they read (a space shown as "␣").
+Axes are labelled with the model's own tokens as the tokenizer spells them, as results.log
+does: "Ġ" marks a space, "Ċ" a line break (the writing figure says so under its axis).
 """
 
 import numpy as np
@@ -15,8 +16,8 @@ KINDS = {"induction": "induction: the token after its own token's last time",
          "sink": "sink: the first token"}
 
 
-def readable(token):  # a byte-level token as it reads: 'Ġbank' -> '␣bank', 'Ċ' -> '↵'
-    return label((token or "").replace("\u0120", "\u2423").replace("\u010a", "\u21b5"), 14)
+def readable(token):  # a byte-level token, kept as the log spells it, cut to 14 characters
+    return label(token or "", 14)
 
 
 @styled
@@ -74,7 +75,7 @@ def writing(m4, path):  # module4.Result, Path -> Path
     ax.set_xticks(range(S), tokens[:S], rotation=90, fontsize=8)
     ax.set_yticks(range(n), [f"{tokens[len(g.prompt_ids) + i]}" for i in range(n)], fontsize=8)
     ax.tick_params(length=0, pad=2)
-    ax.set(xlabel="every token before it (the prompt, then what it wrote)",
+    ax.set(xlabel="every token before it (the prompt, then what it wrote; Ġ marks a space)",
            ylabel="the token it wrote")
     ax.spines[:].set_visible(False)
     fig.suptitle(f'{module4.MODEL_NAME} writes after "{module4.PROMPT}": layer {layer}, head '

@@ -17,9 +17,11 @@ STYLE = """
  h1 { font-size: 18px; overflow-wrap: anywhere; } h2 { font-size: 16px; }
  .note, .scrolls { color: #444; } .controls { display: flex; flex-wrap: wrap; gap: 8px 16px;
  align-items: center; position: sticky; top: 0; background: #fff; padding: 6px 0; }
- button, select, input { font: inherit; min-height: 32px; }
+ button, select, input { font: inherit; min-height: 32px; } select { width: auto; }
+ .pair { display: inline-flex; align-items: center; gap: 6px; white-space: nowrap; }
  .wide { overflow-x: auto; } table { border-collapse: collapse; }
  td, th { padding: 2px 8px; text-align: left; font-family: ui-monospace, monospace; }
+ caption { text-align: left; }
  tr.top td { font-weight: 700; } .bar { display: inline-block; height: 10px;
  background: #0072b2; } td:last-child { width: 12em; }
  .text span, .text button { font-family: ui-monospace, monospace; margin: 0 2px; }

@@ -112,7 +112,11 @@ def decoder_section(m4):  # modules.module4.Result -> the page's Module 4 (weigh
 
     cfg, g = m4.model.config, m4.continuation
     per_number = g.cache_bytes_per_token // (2 * cfg.n_layer * cfg.n_kv_head * cfg.d_head)
+    layer, head, _ = m4.patterns["induction"].top[0]
+    copies = copy_steps(g, layer, head)
+    start = max(copies, key=lambda c: c[3])[0] if copies else 0  # where it looks hardest
     return {"model": module4.MODEL_NAME, "layers": cfg.n_layer, "heads": cfg.n_head,
+            "start": {"step": start, "layer": int(layer), "head": int(head)}, "copies": copies,
             "kv_heads": cfg.n_kv_head, "d_head": cfg.d_head, "bytes": int(per_number),
             "prompt": module4.PROMPT, "tokens": [*g.prompt_tokens, *(s.token for s in g.steps)],
             "ids": [int(s.id) for s in g.steps],
@@ -124,3 +128,21 @@ def _pattern(p):  # real.head_patterns.HeadScores -> its grid (thousandths), top
     loss = None if p.loss_first is None else [round(p.loss_first, 2), round(p.loss_second, 2)]
     return {"scores": thousandths(p.scores), "loss": loss,
             "top": [[int(lay), int(h), round(float(s), 3)] for lay, h, s in p.top]}
+
+
+def copy_steps(generation, layer, head):  # -> [[step, earlier, target, weight]]
+    """The steps where an induction head has something to copy: the token that looks (at
+    position P + step - 1) came before, last at `earlier`; `target` = earlier + 1 is the
+    token that followed it, and `weight` the head's weight there (3 decimals).
+    Example: "The river bank was a place ... The river" -> at new token 11 (step 10) "Ġriver"
+    (position 13) came before at 1, so the head looks for "Ġbank" (2): [10, 1, 2, 0.823]."""
+    tokens = [*generation.prompt_tokens, *(s.token for s in generation.steps)]
+    P, found = len(generation.prompt_ids), []
+    for k, step in enumerate(generation.steps):
+        p = P + k - 1  # the position that looks, and so writes new token k
+        earlier = [j for j in range(p) if tokens[j] == tokens[p]]
+        if earlier:
+            target = earlier[-1] + 1
+            found.append([k, earlier[-1], target,
+                          round(float(step.attention[layer, head, target]), 3)])
+    return found

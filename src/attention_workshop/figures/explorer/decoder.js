@@ -16,7 +16,8 @@ AW.panel("decoder.js", ({h, panel, MatrixView, scrollBox, cellReadout, readout, 
   body.append(h("p", {class: "hint", id: "m4-model"}, `${m4.model}: ${m4.layers} layers \u00d7 ` +
     `${m4.heads} query heads over ${m4.kv_heads} key/value heads, d_k = ${m4.d_head}; computed ` +
     "in float64 by the workshop's own NumPy code, as Module 4 of run (3 decimals here). Layers " +
-    "and heads count from 0, as in results.log; \u0120 marks a space."));
+    "and heads count from 0, as in results.log; tokens are spelled as the tokenizer and " +
+    "results.log spell them: \u0120 marks a space, \u010a a line break."));
 
   // --- It writes: the continuation, one step at a time ---
   const range = h("input", {type: "range", id: "m4-step", min: "0", max: String(m4.steps.length - 1),
@@ -28,6 +29,9 @@ AW.panel("decoder.js", ({h, panel, MatrixView, scrollBox, cellReadout, readout, 
   for (let l = 0; l < m4.layers; l++) layer.append(h("option", {value: String(l)}, String(l)));
   for (let hd = 0; hd < m4.heads; hd++) head.append(h("option", {value: String(hd)}, String(hd)));
   const written = h("div", {class: "words", id: "m4-written"});
+  const nextCopy = h("button", {type: "button", id: "m4-next-copy"},
+    "next step with a token seen before \u25b6");
+  const notice = h("p", {class: "hint", id: "m4-notice", "aria-live": "polite"});
   const now = readout();
   now.id = "m4-now";
   const say = cellReadout("Point at or focus the table (arrow keys) to read one weight.");
@@ -45,6 +49,7 @@ AW.panel("decoder.js", ({h, panel, MatrixView, scrollBox, cellReadout, readout, 
     h("div", {class: "row"}, h("label", {for: "m4-step"}, "New token "), range),
     h("div", {class: "row"}, h("label", {for: "m4-layer"}, "Layer "), layer,
       h("label", {for: "m4-head"}, " Head "), head),
+    h("div", {class: "row"}, nextCopy), notice,
     now, scrollBox(view.table), say.element);
   const pick = () => ({k: Number(range.value), l: Number(layer.value), hd: Number(head.value)});
   // The written text: the prompt, then each new token as a button that jumps to its step.
@@ -57,6 +62,7 @@ AW.panel("decoder.js", ({h, panel, MatrixView, scrollBox, cellReadout, readout, 
     text(stepNo, `new token ${k + 1} of ${m4.steps.length}`);
     chips.forEach((c, j) => c.setAttribute("aria-pressed", String(j === k)));
     back.disabled = k === 0; next.disabled = k === m4.steps.length - 1;
+    text(notice, noticeFor(k));
     view.relabel(m4.tokens.slice(0, S).map((_, j) => label(j)), ["weight"]);
     view.table.querySelector("caption").textContent = `layer ${l}, head ${hd}: where ` +
       `${label(S - 1)} looked as it wrote ${m4.tokens[S]}`;
@@ -69,6 +75,28 @@ AW.panel("decoder.js", ({h, panel, MatrixView, scrollBox, cellReadout, readout, 
     say.refresh();
   }
   const go = k => { range.value = String(Math.max(0, Math.min(m4.steps.length - 1, k))); draw(); };
+  // The steps where the strongest induction head has something to copy: the looking token
+  // came before, and the head can look at what followed it (data.py's copy_steps).
+  const copies = m4.copies || [], start = m4.start || {step: 0, layer: 0, head: 0};
+  const induction = `layer ${start.layer}, head ${start.head}`;
+  function noticeFor(k) {
+    const c = copies.find(x => x[0] === k);
+    if (!c) return `At this step the token that looks (${label(P + k - 1)}) has not come ` +
+      `before: ${induction}, the strongest induction head, has nothing to copy. ` +
+      (copies.length ? "\u201cNext step with a token seen before\u201d goes to one that has." : "");
+    const [, earlier, target, w] = c;
+    return `What to notice: ${label(P + k - 1)} came before, at position ${earlier}, and ` +
+      `${label(target)} followed it. In ${induction}, the strongest induction head (results.log ` +
+      `[S14]), it puts ${fixed(w)} on ${label(target)}: it looks up what came next last time, ` +
+      `the token it would copy. The model writes ${m4.tokens[P + k]}: one head's look is a ` +
+      "vote, not the choice.";
+  }
+  nextCopy.disabled = !copies.length;
+  nextCopy.onclick = () => {
+    const k = Number(range.value), c = copies.find(x => x[0] > k) || copies[0];
+    layer.value = String(start.layer); head.value = String(start.head);
+    go(c[0]);
+  };
   range.oninput = draw;
   back.onclick = () => go(Number(range.value) - 1);
   next.onclick = () => go(Number(range.value) + 1);
@@ -86,10 +114,23 @@ AW.panel("decoder.js", ({h, panel, MatrixView, scrollBox, cellReadout, readout, 
   const top = h("div", {class: "row heads", id: "m4-top"}), loss = h("p", {class: "hint", id: "m4-loss"});
   const gridSay = cellReadout("Point at or focus the grid (arrow keys) to read one head's score.");
   const layers = Array.from({length: m4.layers}, (_, l) => `L${l}`);
-  const grid = new MatrixView("", layers, Array.from({length: m4.heads}, (_, hd) => `H${hd}`),
-    {heat: true, onCell: gridSay.cell((l, hd) => `${names[kind.value] || kind.value}: layer ${l}, ` +
+  const headNames = Array.from({length: m4.heads}, (_, hd) => `H${hd}`);
+  // On a phone the whole 30 x 9 grid fits the width: narrow columns, each score to three
+  // decimals without its leading 0 (".935"; rounding the embedded thousandths again to two
+  // would misprint 0.93497 as 0.94).
+  const narrow = window.matchMedia("(max-width: 600px)");
+  const short = v => fixed(v).replace(/^0\./, ".");
+  const compact = () => narrow.matches ? {number: 5, pad: 1, format: short} : {format: null};
+  const grid = new MatrixView("", layers, headNames,
+    {heat: true, ...compact(), onCell: gridSay.cell((l, hd) => `${names[kind.value] || kind.value}: layer ${l}, ` +
       `head ${hd} = ${fixed(m4.patterns[kind.value].scores[l][hd] / 1000)}`)});
   grid.table.id = "m4-grid";
+  grid.table.classList.toggle("compact", narrow.matches);
+  narrow.addEventListener("change", () => {
+    Object.assign(grid.options, {number: undefined, pad: undefined, format: null}, compact());
+    grid.table.classList.toggle("compact", narrow.matches);
+    grid.relabel(layers, headNames); drawGrid();
+  });
   gridSay.element.id = "m4-grid-say";
   body.append(h("h3", {}, "Heads found by pattern, on 50 random tokens repeated once"),
     h("div", {class: "row"}, h("label", {for: "m4-kind"}, "Pattern "), kind), what,
@@ -99,7 +140,8 @@ AW.panel("decoder.js", ({h, panel, MatrixView, scrollBox, cellReadout, readout, 
     const p = m4.patterns[kind.value], scores = thousandths(p.scores);
     text(what, about[kind.value] || "");
     grid.table.querySelector("caption").textContent = `${names[kind.value] || kind.value}: ` +
-      `each head's score (layers L0-L${m4.layers - 1} down, heads H0-H${m4.heads - 1} across)`;
+      `each head's score (layers L0\u2011L${m4.layers - 1} down, heads H0\u2011H${m4.heads - 1} ` +
+      `across${narrow.matches ? "; .935 is 0.935" : ""})`;
     grid.set(scores, {top: 1});
     top.replaceChildren(...p.top.map(([l, hd, s]) => h("button", {type: "button", class: "head",
       onclick: () => { layer.value = String(l); head.value = String(hd); draw(); }},
@@ -129,8 +171,13 @@ AW.panel("decoder.js", ({h, panel, MatrixView, scrollBox, cellReadout, readout, 
         `\u00d7 ${group(perToken)} = ${group(total * perToken)} bytes (with ${m4.heads} KV heads: ` +
         `${group(total * full)})`)));
 
-  const l0 = m4.patterns.induction ? m4.patterns.induction.top[0] : [0, 0];
-  layer.value = String(l0[0]); head.value = String(l0[1]);  // opens on the strongest induction head
+  // Opens where the lesson is: the strongest induction head at the step where it looks hardest
+  // at the token it would copy (data.py's start), and says so.
+  layer.value = String(start.layer); head.value = String(start.head); range.value = String(start.step);
+  written.before(h("p", {class: "hint", id: "m4-start"}, copies.length ?
+    `It opens on new token ${start.step + 1}, in ${induction}: the strongest induction head ` +
+    "(heads found by pattern, below) at the step where it looks hardest at a token to copy." :
+    `It opens on ${induction}, the strongest induction head (heads found by pattern, below).`));
   draw(); drawGrid();
   return {section, update() {}};  // the run's numbers: no control outside the panel moves them
 });

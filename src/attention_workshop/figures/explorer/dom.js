@@ -46,6 +46,8 @@ AW.define("dom.js", ({fixed}) => {
   // focused or hovered cell is announced through onCell(i, j) (the panel's readout line).
   // Columns have fixed widths (in characters of the monospace font) so that new numbers never
   // make the browser measure the whole table again; a column widens if a number outgrows it.
+  // options.number and options.pad (characters) narrow them, and options.format(v) writes a
+  // number its own way: a compact grid on a phone.
   class MatrixView {
     constructor(caption, rows, cols, options = {}) {
       this.options = options; this.active = null;
@@ -86,8 +88,9 @@ AW.define("dom.js", ({fixed}) => {
       cols.forEach((c, j) => label(head.cells[j + 1], c));
       rows.forEach((r, i) => label(body.rows[i].cells[0], r));
       this.rows = rows; this.cols = cols; this.active = null; this.values = null;
-      this.widths = [Math.max(4, ...rows.map(r => r.length)) + 2,
-                     ...cols.map(c => Math.max(MatrixView.NUMBER, c.length + 2))];
+      const pad = this.options.pad ?? 2, number = this.options.number ?? MatrixView.NUMBER;
+      this.widths = [Math.max(4, ...rows.map(r => r.length)) + pad,
+                     ...cols.map(c => Math.max(number, c.length + pad))];
       this.size();
     }
 
@@ -106,8 +109,9 @@ AW.define("dom.js", ({fixed}) => {
           td.style.color = "";
           return;
         }
-        const shown = fixed(v, digits);
-        if (shown.length + 2 > this.widths[j + 1]) { this.widths[j + 1] = shown.length + 2; grown = true; }
+        const shown = this.options.format ? this.options.format(v) : fixed(v, digits);
+        const need = shown.length + (this.options.pad ?? 2);  // characters, padding included
+        if (need > this.widths[j + 1]) { this.widths[j + 1] = need; grown = true; }
         text(td, shown);  // an unchanged cell is left alone: no new text to lay out
         setClass(td, "");
         if (this.options.heat) heat(td, v, top);
