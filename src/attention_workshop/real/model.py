@@ -112,17 +112,17 @@ class Model:
 
             switched = interventions(self.config, len(ids), ablate, how, patch, past is not None)
             hooks = switched.then(hooks) if switched else hooks
-        out = self.forward(np.asarray(ids), past, hooks)
+        fast = self.accelerator(bool(hooks))  # decided once: the pass and its head agree
+        out = self.forward(np.asarray(ids), past, hooks, fast)
         check_finite(self.name, out)
         return RunResult(tokens=tokens, ids=ids, special=special, attentions=out["attentions"],
                          hidden=out["hidden_states"][-1], hidden_states=out["hidden_states"],
                          queries=out["queries"], keys=out["keys"], values=out["values"],
-                         head_outputs=out["head_outputs"], head=self.head())
+                         head_outputs=out["head_outputs"], head=self.head(fast is not None))
 
     @functools.cached_property
     def fast_weights(self):  # -> the weights the accelerator reads: FileBlocks where kept
         return Weights({**self.weights, **self.blocks})
-
 
     def accelerator(self, hooks=False):  # -> real/fast/'s forward for this model, or None
         """None: the readable forward runs (float64, a family with no accelerator, fast=False,
@@ -132,11 +132,13 @@ class Model:
     def weights_for(self, fast):  # -> the weights a forward pass (fast or readable) reads
         return self.fast_weights if fast and self.blocks else self.weights
 
-    def head(self):  # -> hidden [T, d_model] -> logits [T, n_vocab], or None (an encoder)
+    def head(self, fast=None):  # -> hidden [T, d_model] -> logits [T, n_vocab], or None
+        """The output head on the weights the pass read (`fast`: whether the accelerator ran;
+        None: as a plain run would decide). None for an encoder: no next token."""
         fam = family(self.config.family)
-        if fam.logits is None:  # an encoder: no next token
+        if fam.logits is None:
             return None
-        weights = self.weights_for(self.accelerator() is not None)
+        weights = self.weights_for(self.accelerator() is not None if fast is None else fast)
 
         def next_token_scores(hidden):
             with np.errstate(over="ignore", invalid="ignore"):  # checked below
@@ -148,11 +150,14 @@ class Model:
             return scores
         return next_token_scores
 
-    def forward(self, ids, past=None, hooks=None):  # [T] ints -> the family's dict of arrays
+    def forward(self, ids, past=None, hooks=None, fast=False):
+        # [T] ints, a cache, hooks, the accelerator's forward (None: the readable one; False:
+        # decide here) -> the family's dict of arrays
         from attention_workshop.real.blas_threads import one_blas_thread
 
         cfg, fam = self.config, family(self.config.family)
-        fast = self.accelerator(bool(hooks))
+        if fast is False:
+            fast = self.accelerator(bool(hooks))
         weights = self.weights_for(fast is not None)
         # float64's digits never depend on the thread count (blas_threads.py)
         threads = one_blas_thread() if self.dtype == "float64" else contextlib.nullcontext()
