@@ -437,3 +437,21 @@ def test_a_float64_weight_past_float32_s_range_prints_no_numpy_warning(tmp_path)
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
     assert done.stderr.count("\n") == 1 and "Warning" not in done.stderr, done.stderr
     assert "overflow to NaN or infinity in layer 0" in done.stderr
+
+
+# --- the new surfaces: ablate ---
+
+@pytest.mark.parametrize("choice", [["--heads", "L0H0,L0H1,L0H2,L0H3,L1H0,L1H1,L1H2"],
+                                    ["--kind", "induction", "--top", "7"],
+                                    ["--kind", "sink", "--top", str(10**21)]],
+                         ids=["7 heads of 12", "top 7 of 12", "top 10^21"])
+def test_ablate_more_heads_than_the_random_control_can_match(choice, tmp_path, capsys):
+    """More than half the heads off left too few others for the random draws: numpy's
+    ValueError from rng.choice, a traceback."""
+    pytest.importorskip("torch")
+    from head_reference import build_causal_gpt2
+
+    build_causal_gpt2(tmp_path / "gpt2", n_layer=3)  # 3 layers x 4 heads
+    capsys.readouterr()  # transformers' own lines while building it
+    assert_one_line_refusal(["ablate", "--model", tmp_path / "gpt2", *choice], tmp_path, capsys,
+                            "to draw the random control from: ")

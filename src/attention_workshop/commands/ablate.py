@@ -40,27 +40,29 @@ def add_arguments(parser):
                         help="allow downloading gpt2 from the Hugging Face Hub (needs a network)")
 
 
-def parse_heads(text):  # "L18H6,L17H4" -> [(18, 6), (17, 4)], or WorkshopError
+def parse_heads(text, option="--heads"):  # "L18H6,L17H4" -> [(18, 6), (17, 4)]
     """Example: parse_heads("L18H6, l17h4") -> [(18, 6), (17, 4)]; "18:6" -> WorkshopError
-    "'18:6' is not a head; write L<layer>H<head>, e.g. L18H6"."""
+    "'18:6' is not a head; write L<layer>H<head>, e.g. L18H6". `option` names the option in
+    the messages (generate's is --ablate)."""
     from attention_workshop.errors import WorkshopError
     from attention_workshop.userfiles import printable
 
     parts = [part.strip() for part in text.split(",")]
     if not any(parts):
-        raise WorkshopError("--heads names no head; give one or more, e.g. --heads L18H6,L17H4")
+        raise WorkshopError(f"{option} names no head; give one or more, e.g. {option} "
+                            "L18H6,L17H4")
     heads = []
     for part in parts:
         m = _HEAD.fullmatch(part)
         if m is None:
-            raise WorkshopError(f"--heads: {printable(part, 40)!r} is not a head; write "
+            raise WorkshopError(f"{option}: {printable(part, 40)!r} is not a head; write "
                                 "L<layer>H<head>, layers and heads from 0, e.g. L18H6")
         layer, head = int(m[1]), int(m[2])
         if layer < 0 or head < 0:
-            raise WorkshopError(f"--heads: {part} has a negative number; layers and heads "
+            raise WorkshopError(f"{option}: {part} has a negative number; layers and heads "
                                 "count from 0")
         if (layer, head) in heads:
-            raise WorkshopError(f"--heads: L{layer}H{head} is listed twice; list each head once")
+            raise WorkshopError(f"{option}: L{layer}H{head} is listed twice; list each head once")
         heads.append((layer, head))
     return heads
 
@@ -104,6 +106,12 @@ def main(args):
         raise WorkshopError(f"{model.name} is an encoder: its outputs are no next-token "
                             "forecast, so there is no loss to compare; give a decoder, e.g. "
                             "--model smollm2")
+    most = cfg.n_layer * cfg.n_head // 2  # the random control draws as many other heads
+    asked = len(wanted) if wanted is not None else args.top
+    if asked > most:
+        raise WorkshopError(f"{asked} heads switched off leave fewer other heads than that "
+                            f"to draw the random control from: {model.name} has "
+                            f"{cfg.n_layer * cfg.n_head}; give at most {most}")
     sequence, lead = sequence_for(model)
     repeated = model.run(sequence) if args.text is None or wanted is None else None
     if wanted is None:  # the kind's top heads, scored on the repeated sequence
