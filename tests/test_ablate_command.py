@@ -130,3 +130,30 @@ def test_parse_heads_by_hand():
     with pytest.raises(WorkshopError, match="not a head"):
         parse_heads("L18H6,,L1H1")
     assert np.array(parse_heads("L2H3")).tolist() == [[2, 3]]
+
+
+def test_generate_ablate_writes_transformers_greedy_ids_under_the_hook(tiny, capsys):
+    from interventions_reference import greedy
+
+    folder, theirs = tiny
+    heads = [(1, 2), (2, 0), (0, 1)]
+    code, out, err = run_cli(["generate", "the river bank", "--model", str(folder), "--tokens",
+                              "12", "--ablate", "L1H2,L2H0,L0H1", "--format", "json"], capsys)
+    assert (code, err) == (0, "")
+    data = json.loads(out)
+    with intervened(theirs, 8, heads):
+        expected = greedy(theirs, data["prompt_ids"], 12)
+    assert data["new_ids"] == expected
+    assert data["new_ids"] != greedy(theirs, data["prompt_ids"], 12)  # the heads mattered
+
+
+@pytest.mark.parametrize(("heads", "message"), [
+    ("L9H0", "--ablate: head L9H0 is past the model"),
+    ("L1", "--ablate: 'L1' is not a head"),
+    ("", "--ablate names no head"),
+])
+def test_generate_ablate_bad_heads(tiny, capsys, heads, message):
+    code, out, err = run_cli(["generate", "the river bank", "--model", str(tiny[0]),
+                              "--tokens", "2", "--ablate", heads], capsys)
+    assert (code, out) == (2, "")
+    assert message in err and err.count("\n") == 1, err

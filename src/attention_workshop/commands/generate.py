@@ -25,6 +25,10 @@ def add_arguments(parser):
                         help="wrap the prompt in the model's chat template (a user's message)")
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="text, each token as it comes (default), or JSON")
+    parser.add_argument("--ablate", metavar="HEADS",
+                        help="switch these heads off (their outputs zeroed) at every step, e.g. "
+                             "L18H6,L17H4: watch the continuation change (see the ablate "
+                             "command)")
     parser.add_argument("--out", metavar="DIR",
                         help="also write generation.html into DIR: step through the new tokens "
                              "and see each one's attention, by layer and head")
@@ -62,6 +66,11 @@ def main(args):
     from attention_workshop.sentences import check_sentence
 
     check_sentence(args.prompt)
+    heads = None
+    if args.ablate is not None:
+        from attention_workshop.commands.ablate import parse_heads
+
+        heads = parse_heads(args.ablate, "--ablate")
     if not 1 <= args.tokens <= MAX_NEW:
         raise WorkshopError(f"--tokens {args.tokens} is out of range: give 1 to {MAX_NEW}")
     with contextlib.ExitStack() as stack:
@@ -74,6 +83,10 @@ def main(args):
         from attention_workshop.real.decode import generate, prompt_ids
 
         ids = prompt_ids(model, args.prompt, args.chat)  # every error before any output
+        if heads is not None:
+            from attention_workshop.real.interventions import check_heads
+
+            check_heads(model.config, heads, "--ablate")
         stream = args.format == "text"
         head = [f"{model.name}: {len(ids)} prompt tokens; writing up to {args.tokens} "
                 "(greedy, KV cache); tokens as the tokenizer spells them: Ġ marks a space, "
@@ -85,7 +98,7 @@ def main(args):
             head.clear()
 
         generation = generate(model, args.prompt, args.tokens, args.chat,
-                              say=shown if stream else None)
+                              say=shown if stream else None, ablate=heads)
         if stage is not None:
             from attention_workshop.figures.generation_view import write_generation_view
 
