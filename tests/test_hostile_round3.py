@@ -455,3 +455,35 @@ def test_ablate_more_heads_than_the_random_control_can_match(choice, tmp_path, c
     capsys.readouterr()  # transformers' own lines while building it
     assert_one_line_refusal(["ablate", "--model", tmp_path / "gpt2", *choice], tmp_path, capsys,
                             "to draw the random control from: ")
+
+
+# --- the new surfaces: train ---
+
+@pytest.mark.parametrize(("task", "name"), [("wiring", "learned_wiring.png"),
+                                            ("induction", "induction_patterns.png")])
+def test_train_refuses_the_users_own_figure_before_it_prints_anything(task, name, in_d,
+                                                                      capsys):
+    """Its progress lines came on stdout, then the refusal at the swap."""
+    (in_d / "D" / name).write_bytes(b"my own")
+    assert_one_line_refusal(["train", task, "--steps", "2", "--out", "D"], in_d, capsys,
+                            OWN.format(f"D/{name}", "a file"))
+
+
+def test_train_interrupted_leaves_the_folder_as_it_was(in_d):
+    import signal
+    import time
+
+    script = os.path.join(os.path.dirname(sys.executable), "attention-workshop")
+    proc = subprocess.Popen([script, "train", "induction", "--steps", "20000", "--out", "D"],
+                            cwd=in_d, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(600):  # until it prints its first progress line: training has begun
+        time.sleep(0.05)
+        if proc.poll() is not None or os.path.exists(in_d / "D") and any(
+                p.name.startswith(".attention-workshop-new-") for p in (in_d / "D").iterdir()):
+            break
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 130, err
+    assert err == "attention-workshop: interrupted; 'D' is as it was (nothing in it changed)\n"
+    assert sorted(p.name for p in (in_d / "D").iterdir()) == ["notes.txt"]

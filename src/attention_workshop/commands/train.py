@@ -48,7 +48,8 @@ def main(args):
         if args.out:
             from attention_workshop.staging import staged
 
-            stage = stack.enter_context(staged(args.out, "train"))
+            # a learner's own file of one of the figures' names: refused before training
+            stage = stack.enter_context(staged(args.out, "train", expect=figure_names(args.task)))
         say = print if args.format == "text" else (lambda line: None)
         run = train_wiring if args.task == "wiring" else train_induction
         report, result = run(args.steps, args.seed, say)
@@ -124,9 +125,12 @@ def train_induction(steps, seed, say):  # -> (JSON report, module6.Result for th
     return report, result
 
 
+def figure_names(task):  # "wiring" -> ("learned_wiring.png",)
+    return ("learned_wiring.png",) if task == "wiring" else (
+        "induction_forms.png", "induction_patterns.png")
+
+
 def draw(task, result, folder):  # -> the figure paths written into the stage
     from attention_workshop.figures import training
 
-    names = ("learned_wiring.png",) if task == "wiring" else (
-        "induction_forms.png", "induction_patterns.png")
-    return [training.FIGURES[name].draw(result, folder / name) for name in names]
+    return [training.FIGURES[name].draw(result, folder / name) for name in figure_names(task)]
