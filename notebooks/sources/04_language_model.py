@@ -66,6 +66,68 @@ print(f"measured on a run's own cache, in float64 (8 bytes a number): {held:,} b
 # the keys is what *grouped-query attention* buys. (Our float64 run holds twice that per
 # token, 8 bytes a number.)
 #
+# ### The cache at long context
+#
+# The cache grows with every token the model reads or writes; the weights do not. The
+# file SmolLM2 ships in holds its weights in 4-bit blocks (Q4_1), about 98 MB.
+#
+# **Predict.** At about how many tokens does the float32 cache outgrow that file? Twice
+# as many in bfloat16 (2 bytes a number)? And without grouped-query attention?
+
+# %%
+from attention_workshop.real.gguf_checkpoint import smollm2_file
+from attention_workshop.real.long_context import cache_sizes
+
+weights = smollm2_file().stat().st_size  # bytes of the .gguf file
+print(f"the weights file: {weights / 1e6:.1f} MB")
+print(f"{'tokens':>7} {'numbers':>9} {'3 KV heads':>12} {'9 KV heads':>12} {'3 KV heads / file':>18}")
+for tokens, dtype, grouped, full in cache_sizes(cfg, (512, 2048, 8192)):
+    print(f"{tokens:>7,} {dtype:>9} {grouped / 1e6:>9.1f} MB {full / 1e6:>9.1f} MB "
+          f"{grouped / weights:>17.2f}x")
+print(f"float32, 3 KV heads: the cache passes the file at {weights / cache_bytes(cfg):,.0f} "
+      "tokens")
+
+# %% [markdown]
+# At about 2,100 tokens the float32 cache is as large as all the weights, and at 8,192 it
+# is nearly four times the file; bfloat16 halves it, and 9 KV heads would triple it
+# (1.1 GB at 8,192). That is why long-context models share their keys and store the
+# cache in 16 bits: at long context the cache, not the model, fills the memory.
+#
+# Time grows too. Each new token's query meets every cached key, so one decoding step
+# does more work the longer the text. Here one step is timed after prompts of three
+# lengths (the best of three tries each); a machine's timings vary, so they are drawn, not
+# printed.
+
+# %%
+import time
+
+import matplotlib.pyplot as plt
+
+lengths, step_ms = (64, 192, 448), []
+rng = np.random.default_rng(0)
+for n in lengths:
+    prefix = model.run([int(i) for i in rng.integers(17, cfg.n_vocab, size=n)])
+    tries = []
+    for _ in range(3):
+        start = time.perf_counter()
+        model.run([int(np.argmax(prefix.logits[-1]))], past=prefix)  # one step on n cached
+        tries.append(1000 * (time.perf_counter() - start))
+    step_ms.append(min(tries))
+slope = np.polyfit(lengths, step_ms, 1)[0]  # ms per cached token
+fig, ax = plt.subplots(figsize=(5, 3))
+ax.plot(lengths, step_ms, "o-")
+ax.set(xlabel="tokens in the cache", ylabel="one decoding step (ms)",
+       title=f"one step: {step_ms[0]:.0f} ms at {lengths[0]}, {step_ms[-1]:.0f} ms at "
+             f"{lengths[-1]}\n(+{100 * slope:.1f} ms per 100 cached tokens, this machine)")
+ax.set_ylim(bottom=0)
+plt.show()
+
+# %% [markdown]
+# The step's cost has a fixed part (the weights: every layer's matrices, whatever the
+# length) and a part that grows with the length (the new query against every cached key
+# and value, in every layer): the line's slope. At a few hundred tokens the fixed part
+# still dominates; at many thousands the growing part takes over.
+#
 # ## 2. Tokens
 #
 # **Predict.** MiniLM turned "the river bank" into 5 tokens, `[CLS]` and `[SEP]` around
@@ -170,6 +232,44 @@ for m, n in ((3, 0), (53, 50), (503, 500), (8, 0)):
 same = [score(3, 0), score(53, 50), score(503, 500)]
 print("the three at distance 3 equal to 12 decimals:", max(same) - min(same) < 1e-12)
 rotary = (same, score(8, 0))  # what Module 4 keeps of this section
+
+# %% [markdown]
+# ### How fast each pair turns
+#
+# The 64 numbers of a query or key form 32 pairs, and pair i turns by
+# p / theta^(2i/64) radians at position p: it comes back to where it started every
+# 2 pi theta^(2i/64) positions, its *wavelength*. SmolLM2's theta is 100000.
+#
+# **Predict.** The fastest pair turns once every 6 positions. How many positions does the
+# slowest pair take for one turn: hundreds, or hundreds of thousands?
+
+# %%
+from attention_workshop.real.long_context import score_by_distance, wavelengths
+
+waves = wavelengths(cfg.d_head, cfg.rope_theta)  # [32] positions per full turn
+print(f"{len(waves)} pairs; wavelengths (positions): "
+      + ", ".join(f"{w:,.1f}" for w in waves[:3]) + ", ..., "
+      + ", ".join(f"{w:,.0f}" for w in waves[-3:]))
+print(f"pairs that turn less than once in 8,192 tokens: {(waves > 8192).sum()}; with "
+      f"theta 10000: {(wavelengths(cfg.d_head, 10000.0) > 8192).sum()}")
+distances = np.arange(513)
+by_distance = score_by_distance(q, k, cfg.d_head, cfg.rope_theta, distances)  # [513]
+print("bank's query and river's key at distances 0, 1, 3, 8, 100, 512:",
+      ", ".join(f"{by_distance[d]:.3f}" for d in (0, 1, 3, 8, 100, 512)))
+print("distance 3 is [S11]'s score:", np.isclose(by_distance[3], same[0], rtol=0, atol=1e-12))
+fig, ax = plt.subplots(figsize=(6, 2.8))
+ax.plot(distances, by_distance)
+ax.set(xlabel="distance m - n (positions)", ylabel="q . k / 8",
+       title="layer 0, head 0: bank's query and river's key, by distance")
+plt.show()
+
+# %% [markdown]
+# From about 6 positions to about 440,000: the fast pairs tell neighbours apart, the slow
+# ones still separate tokens thousands apart. A pair that has turned many times can no
+# longer say how far away a token is, so the larger theta, the more pairs keep a long
+# distance distinct: 12 of 32 here at 8,192 tokens, 7 with the common theta of 10000.
+# The score wobbles fast at short distance (the fast pairs) and drifts slowly over
+# hundreds of positions (the slow ones): a large theta is chosen for long context.
 
 # %% [markdown]
 # Wherever the pair stands, only m - n counts: turning both by the same extra angle leaves
