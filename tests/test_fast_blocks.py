@@ -2,11 +2,13 @@
 
 The blocks are made by gguf.quants.quantize (llama.cpp's layout, written by gguf, not by
 us); the reference numbers are gguf.quants.dequantize's float32. Each version of the kernel
-this CPU runs (AVX-512, AVX2, plain C) is checked: a unit vector e_j must give column j of
-the dequantized matrix exactly (each weight made as gguf makes it, times 1, plus zeros), and
-a random vector the float64 product within float32's rounding. Then the real file:
-SmolLM2's blocks (W_Q's and W_K's rows reordered as transformers' are) against its float32
-weights, and a generated token's step (the kernel) against the readable forward.
+this CPU runs (AVX-512, AVX2, plain C) is checked, on 1 and 2 threads: a unit vector e_j
+must give column j of the dequantized matrix exactly (each weight made as gguf makes it,
+times 1, plus zeros), and a random vector the float64 product within float32's rounding,
+the same bits on any number of threads (each row summed by one loop in one order). Then
+the real file: SmolLM2's blocks (W_Q's and W_K's rows reordered as transformers' are)
+against its float32 weights, and a generated token's step (the kernel) against the readable
+forward, on 1 and 2 threads.
 """
 
 import dataclasses
@@ -38,16 +40,23 @@ def made(qtype, rows, n, seed=0):  # -> (FileBlocks, its float32 numbers [rows, 
     return blocks, numbers
 
 
-def product(blocks, x, version):  # blocks_times_vector with one version -> [rows]
+def product(blocks, x, version, threads=1):  # blocks_times_vector, one version -> [rows]
     out = np.full(blocks.shape[0], np.nan, np.float32)
     compiled().blocks_times_vector(blocks.quants, blocks.scales, blocks.offsets, x, out,
-                                   version)
+                                   version, threads)
     return out
 
 
+THREADS = [1, 2]
+# the AVX-512 loop takes rows two at a time; the team's chunks are 32 rows, so 1-5 rows run
+# on the caller alone and 133 in five chunks (the last one of 5 rows) over the threads
+ROWS = [1, 2, 5, 133]
+
+
 @pytest.mark.parametrize("qtype", TYPES)
-@pytest.mark.parametrize("rows", [1, 2, 5])  # the AVX-512 loop takes rows two at a time
-def test_each_version_makes_gguf_own_numbers(qtype, rows):
+@pytest.mark.parametrize("rows", ROWS)
+@pytest.mark.parametrize("threads", THREADS)
+def test_each_version_makes_gguf_own_numbers(qtype, rows, threads):
     blocks, numbers = made(qtype, rows, 96)
     versions = compiled().block_versions()
     assert versions[-1] == "c"
@@ -55,18 +64,72 @@ def test_each_version_makes_gguf_own_numbers(qtype, rows):
         for j in range(96):
             unit = np.zeros(96, np.float32)
             unit[j] = 1.0
-            np.testing.assert_array_equal(product(blocks, unit, version), numbers[:, j],
-                                          err_msg=f"{version}, column {j}")
+            np.testing.assert_array_equal(product(blocks, unit, version, threads),
+                                          numbers[:, j], err_msg=f"{version}, column {j}")
+    if threads > 1 and rows > 64:
+        assert compiled().block_team_size() >= threads  # the rows were shared out
 
 
 @pytest.mark.parametrize("qtype", TYPES)
-def test_each_version_is_the_float32_product(qtype):
-    blocks, numbers = made(qtype, 37, 1536, seed=1)
+@pytest.mark.parametrize("threads", THREADS)
+def test_each_version_is_the_float32_product(qtype, threads):
+    blocks, numbers = made(qtype, 237, 1536, seed=1)
     x = np.random.default_rng(2).normal(size=1536).astype(np.float32)
     exact = numbers.astype(np.float64) @ x.astype(np.float64)
     size = np.abs(numbers.astype(np.float64)) @ np.abs(x.astype(np.float64))  # |W| |x|
     for version in compiled().block_versions():
-        assert (np.abs(product(blocks, x, version) - exact) / size).max() < 1e-6, version
+        got = product(blocks, x, version, threads)
+        assert (np.abs(got - exact) / size).max() < 1e-6, version
+        np.testing.assert_array_equal(got, product(blocks, x, version, 1), err_msg=version)
+
+
+def test_threads_share_the_rows_of_many_products_at_once():
+    """Two Python threads each making products on 2 threads: one holds the team, the other
+    computes alone; every product is the one-thread product's bits."""
+    import threading
+
+    blocks, _ = made(Q.Q4_1, 300, 128, seed=5)
+    xs = np.random.default_rng(6).normal(size=(40, 128)).astype(np.float32)
+    alone = [product(blocks, x, None) for x in xs]
+    wrong = []
+
+    def many():
+        for _ in range(5):
+            wrong.extend(i for i, x in enumerate(xs)
+                         if not np.array_equal(product(blocks, x, None, 2), alone[i]))
+
+    both = [threading.Thread(target=many) for _ in range(2)]
+    for t in both:
+        t.start()
+    for t in both:
+        t.join()
+    assert wrong == []
+
+
+def test_sharing_sets_the_threads_of_a_one_token_product(monkeypatch):
+    from attention_workshop.real.fast import blocks as module
+
+    seen = []
+    monkeypatch.setattr(module, "threads_allowed", lambda: 3)  # the user's, when unset
+    w, numbers = made(Q.Q8_0, 70, 64)
+    real = compiled()
+
+    class Spy:
+        def blocks_times_vector(self, *args):
+            seen.append(args[-1])
+            return real.blocks_times_vector(*args)
+
+    monkeypatch.setattr(kernels, "compiled", Spy())
+    one = np.random.default_rng(7).normal(size=(1, 64)).astype(np.float32)
+    with module.sharing(2):
+        with module.sharing(1):
+            inner = one @ w.T
+        outer = one @ w.T
+    unset = one @ w.T
+    assert seen == [1, 2, 3]  # the innermost sharing, else threads_allowed()
+    np.testing.assert_array_equal(inner, outer)
+    np.testing.assert_array_equal(inner, unset)
+    np.testing.assert_allclose(inner, one @ numbers.T, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("qtype", TYPES)
@@ -130,10 +193,16 @@ def test_smollm2_keeps_the_file_blocks_of_every_matrix(smollm2):
             np.testing.assert_array_equal((unit[None] @ w.T)[0], w.array[:, j], err_msg=name)
 
 
-def test_a_generated_token_step_equals_the_readable_forward(smollm2):
+@pytest.mark.parametrize("threads", THREADS)
+def test_a_generated_token_step_equals_the_readable_forward(smollm2, threads):
+    from threadpoolctl import threadpool_limits
+
     readable = dataclasses.replace(smollm2, fast=False)
-    prompt = smollm2.run("The river bank was")
-    step = smollm2.run([1217], past=prompt)  # one token: the kernel
+    with threadpool_limits(limits=threads, user_api="blas"):  # as OMP_NUM_THREADS would
+        prompt = smollm2.run("The river bank was")
+        step = smollm2.run([1217], past=prompt)  # one token: the kernel, on `threads`
+    if threads > 1:
+        assert kernels.compiled.block_team_size() >= threads
     plain = readable.run([1217], past=readable.run("The river bank was"))
     np.testing.assert_allclose(step.attentions, plain.attentions, rtol=0, atol=1e-5)
     np.testing.assert_allclose(step.logits, plain.logits, rtol=0, atol=1e-3)

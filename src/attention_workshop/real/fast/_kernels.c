@@ -340,6 +340,155 @@ static void block_rows(int version, int bits, const void *q, const float *scales
     else q8_rows_c(q, scales, x, out, rows, n);
 }
 
+/* --- A team of threads for blocks_times_vector: the output rows in chunks, taken in turn ---
+
+   A generated token makes ~200 of these products, each 10-80 us of work, so the team's
+   threads are started once (the first call that asks for them) and stay. A job is cut into
+   chunks of CHUNK rows; the caller and the workers take the next chunk from one atomic
+   ticket until none is left, and the caller returns once every chunk taken is done. So on a
+   machine whose other programs keep a worker off its core, the caller does that worker's
+   chunks itself rather than wait for it: never much slower than one thread. A worker
+   watches the ticket, spinning up to SPIN_NS after its last chunk (the next product comes a
+   few microseconds later), then sleeps on a condition variable (between tokens, or while the
+   program does something else). Each row is summed by the same loop in the same order
+   whichever thread takes it, so the result is the same bits on any number of threads.
+   One caller at a time: a second Python thread calling meanwhile computes its product alone.
+
+   The ticket packs, from the top: the job's number (24 bits), its chunk count (20) and the
+   next chunk to take (20). A thread that takes chunk c of job g (compare-and-swap) reads the
+   job's arrays only then: the caller rewrites them for job g + 1 only after all of job g's
+   chunks are done, chunk c among them. */
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#define TEAM_MAX 64
+#define SPIN_NS 200000L
+#define CHUNK 32  /* rows: 32 x 576 Q4_1 weights is ~1-2 us of work */
+
+typedef struct {
+    int version, bits;
+    const void *q;
+    const float *scales, *mins, *x;
+    float *out;
+    Py_ssize_t rows, n;
+} block_job;
+
+static pthread_mutex_t team_lock = PTHREAD_MUTEX_INITIALIZER;   /* held by the one caller */
+static pthread_mutex_t sleep_lock = PTHREAD_MUTEX_INITIALIZER;  /* for the sleepers below */
+static pthread_cond_t sleep_cond = PTHREAD_COND_INITIALIZER;
+static int team_size = 1, team_sleepers = 0;  /* threads in the team, the caller included */
+static block_job team_job;
+static _Atomic uint64_t team_ticket;  /* job number | chunk count | next chunk (see above) */
+static atomic_int team_done;          /* chunks of the current job computed */
+
+#define NEXT_OF(t) ((t) & 0xFFFFF)
+#define COUNT_OF(t) (((t) >> 20) & 0xFFFFF)
+#define JOB_OF(t) ((t) >> 40)
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static long since_ns(const struct timespec *t0) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (t.tv_sec - t0->tv_sec) * 1000000000L + (t.tv_nsec - t0->tv_nsec);
+}
+
+static void job_rows(const block_job *j, Py_ssize_t a, Py_ssize_t b) {  /* out[a:b] */
+    Py_ssize_t nb = j->n / 32, row_bytes = j->n * j->bits / 8;
+    block_rows(j->version, j->bits, (const uint8_t *)j->q + a * row_bytes, j->scales + a * nb,
+               j->mins ? j->mins + a * nb : NULL, j->x, j->out + a, b - a, j->n);
+}
+
+static int take_chunks(void) {  /* computes chunks while any is left; -> 1 if it took one */
+    int took = 0;
+    uint64_t t = atomic_load_explicit(&team_ticket, memory_order_acquire);
+    while (NEXT_OF(t) < COUNT_OF(t)) {
+        if (!atomic_compare_exchange_weak_explicit(&team_ticket, &t, t + 1, memory_order_acq_rel,
+                                                   memory_order_acquire))
+            continue;  /* t now holds the ticket another thread left */
+        Py_ssize_t a = (Py_ssize_t)NEXT_OF(t) * CHUNK, b = a + CHUNK;
+        job_rows(&team_job, a, b < team_job.rows ? b : team_job.rows);
+        atomic_fetch_add_explicit(&team_done, 1, memory_order_release);
+        took = 1;
+        t = atomic_load_explicit(&team_ticket, memory_order_acquire);
+    }
+    return took;
+}
+
+static void *team_worker(void *unused) {
+    for (;;) {
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (long spins = 1; !take_chunks(); spins++) {
+            cpu_relax();
+            if (spins % 256 == 0 && since_ns(&t0) > SPIN_NS) {  /* no work for a while: sleep */
+                uint64_t seen = atomic_load(&team_ticket);
+                pthread_mutex_lock(&sleep_lock);
+                team_sleepers++;
+                while (atomic_load(&team_ticket) == seen) pthread_cond_wait(&sleep_cond, &sleep_lock);
+                team_sleepers--;
+                pthread_mutex_unlock(&sleep_lock);
+                clock_gettime(CLOCK_MONOTONIC, &t0);
+            }
+        }
+    }
+    return NULL;
+}
+
+static void team_forget(void) {  /* in a forked child: the threads did not come along */
+    pthread_mutex_init(&team_lock, NULL);
+    pthread_mutex_init(&sleep_lock, NULL);
+    pthread_cond_init(&sleep_cond, NULL);
+    team_size = 1;
+    team_sleepers = 0;
+}
+
+static void team_grow(int size) {  /* called holding team_lock; may stop short of size */
+    size = size > TEAM_MAX ? TEAM_MAX : size;
+    while (team_size < size) {
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int failed = pthread_create(&t, &attr, team_worker, NULL);
+        pthread_attr_destroy(&attr);
+        if (failed) return;  /* fewer threads than asked: still the same numbers */
+        team_size++;
+    }
+}
+
+/* out = W x, its rows shared with the team's threads (`threads` allowed, the caller one of
+   them); called without the GIL. Fewer than two chunks: the caller alone. */
+static void block_rows_shared(const block_job *job, int threads) {
+    uint64_t chunks = (uint64_t)((job->rows + CHUNK - 1) / CHUNK);
+    if (threads > 1 && chunks >= 2 && chunks < (1 << 20) && pthread_mutex_trylock(&team_lock) == 0) {
+        team_grow(threads);  /* the team only grows: a later call asking fewer uses them all */
+        team_job = *job;
+        atomic_store_explicit(&team_done, 0, memory_order_relaxed);
+        uint64_t number = JOB_OF(atomic_load(&team_ticket)) + 1;
+        atomic_store_explicit(&team_ticket, ((number & 0xFFFFFF) << 40) | (chunks << 20),
+                              memory_order_release);
+        pthread_mutex_lock(&sleep_lock);
+        if (team_sleepers) pthread_cond_broadcast(&sleep_cond);
+        pthread_mutex_unlock(&sleep_lock);
+        take_chunks();
+        for (long spins = 1; (uint64_t)atomic_load_explicit(&team_done, memory_order_acquire) < chunks; spins++) {
+            cpu_relax();  /* a worker finishing its chunk */
+            if (spins % 1024 == 0) sched_yield();
+        }
+        pthread_mutex_unlock(&team_lock);
+        return;
+    }
+    job_rows(job, 0, job->rows);
+}
+
 /* --- Python's side: arrays by the buffer protocol --- */
 
 static int float32_buffer(PyObject *o, Py_buffer *b, int writable, const char *what) {
@@ -468,10 +617,19 @@ static PyObject *block_versions(PyObject *self, PyObject *unused) {
     return names;
 }
 
+static PyObject *block_team_size(PyObject *self, PyObject *unused) {
+    pthread_mutex_lock(&team_lock);
+    int size = team_size;
+    pthread_mutex_unlock(&team_lock);
+    return PyLong_FromLong(size);
+}
+
 static PyObject *blocks_times_vector(PyObject *self, PyObject *args) {
     PyObject *qo, *so, *mo, *xo, *oo;
     const char *name = NULL;
-    if (!PyArg_ParseTuple(args, "OOOOO|z", &qo, &so, &mo, &xo, &oo, &name)) return NULL;
+    int threads = 1;
+    if (!PyArg_ParseTuple(args, "OOOOO|zi", &qo, &so, &mo, &xo, &oo, &name, &threads)) return NULL;
+    if (threads < 1) return PyErr_Format(PyExc_ValueError, "threads must be 1 or more, not %d", threads);
     int version = -1;
     for (int v = WITH_AVX512; v >= PLAIN_C; v--)
         if (name == NULL ? has_version(v) : strcmp(name, BLOCK_VERSIONS[v]) == 0) {
@@ -493,8 +651,10 @@ static PyObject *blocks_times_vector(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "quants must be [rows, n * bits / 8] bytes, scales "
                         "(and offsets) [rows, n / 32] float32, x [n] with n a multiple of 32, out [rows]");
     else {
+        block_job job = {version, bits, q.buf, s.buf, bits == 4 ? m.buf : NULL, x.buf, out.buf,
+                         rows, n};
         Py_BEGIN_ALLOW_THREADS
-        block_rows(version, bits, q.buf, s.buf, bits == 4 ? m.buf : NULL, x.buf, out.buf, rows, n);
+        block_rows_shared(&job, threads);
         Py_END_ALLOW_THREADS
     }
     PyBuffer_Release(&out);
@@ -523,9 +683,11 @@ static PyMethodDef methods[] = {
      "layer_norm_columns(x, out, weight, bias, eps, T): each column of x [d, T] normed into out;\n"
      "True if a column's sum of squares overflowed."},
     {"blocks_times_vector", blocks_times_vector, METH_VARARGS,
-     "blocks_times_vector(quants, scales, offsets, x, out, version=None): out = W x for W in\n"
-     "GGUF blocks of 32 (offsets None: 8-bit Q8_0; else 4-bit Q4_1); version 'avx512', 'avx2'\n"
-     "or 'c' (default: the CPU's best)."},
+     "blocks_times_vector(quants, scales, offsets, x, out, version=None, threads=1): out = W x\n"
+     "for W in GGUF blocks of 32 (offsets None: 8-bit Q8_0; else 4-bit Q4_1); version 'avx512',\n"
+     "'avx2' or 'c' (None: the CPU's best); out's rows shared by that many threads (the same bits)."},
+    {"block_team_size", block_team_size, METH_NOARGS,
+     "block_team_size(): the threads blocks_times_vector has shared rows with, the caller included."},
     {"block_versions", block_versions, METH_NOARGS,
      "block_versions(): the versions of blocks_times_vector this CPU runs, best first."},
     {NULL, NULL, 0, NULL},
@@ -536,4 +698,8 @@ static struct PyModuleDef module = {
     methods,
 };
 
-PyMODINIT_FUNC PyInit__kernels(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__kernels(void) {
+    static int registered = 0;
+    if (!registered && pthread_atfork(NULL, NULL, team_forget) == 0) registered = 1;
+    return PyModule_Create(&module);
+}

@@ -11,7 +11,8 @@ against 111 MB as the file's blocks (docs/benchmarks.md).
 So FileBlocks keeps both: the float32 matrix and the blocks it was made from. `x @ W.T` on
 a single token runs _kernels.c's blocks_times_vector, which makes each weight from its block
 exactly as gguf's dequantize makes it (the same float32 numbers) and sums them with x in
-another order; anything else runs on the float32 matrix. So llama.py's own `x @ W.T` runs
+another order, its rows shared by the threads the user allows (`sharing`: the same bits on
+any number); anything else runs on the float32 matrix. So llama.py's own `x @ W.T` runs
 unchanged: fast/llama.py hands it these objects in place of the arrays
 (tests/test_fast_blocks.py checks each version of the kernel against gguf's own dequantize).
 
@@ -19,13 +20,35 @@ Example: w = from_gguf(raw, GGMLQuantizationType.Q4_1, array) -> (x[None] @ w.T)
 array @ x within float32's rounding, and (e_j[None] @ w.T)[0] is array[:, j] exactly.
 """
 
+import contextlib
+import contextvars
+
 import numpy as np
 
+from attention_workshop.real.blas_threads import threads_allowed
 from attention_workshop.real.fast import kernels
 
 BLOCK = 32  # numbers per block, along a row
 # GGUF's block layouts: bytes per block; a block starts with its float16 scale (and offset)
 Q4_1_BYTES, Q8_0_BYTES = 20, 34  # 2 + 2 + 16 (two 4-bit numbers a byte), 2 + 32
+# the threads a one-token product shares its rows with, set for a forward pass (asking
+# threadpoolctl costs ~8 us, a product 10-80 us: once a pass, not ~200 times a token)
+_threads = contextvars.ContextVar("threads of a one-token product", default=None)
+
+
+@contextlib.contextmanager
+def sharing(n):  # threads allowed -> a context: one-token products inside use n threads
+    """Example: with sharing(threads_allowed()): x @ w.T  (x one token: its rows over them)."""
+    token = _threads.set(max(1, int(n)))
+    try:
+        yield
+    finally:
+        _threads.reset(token)
+
+
+def threads():  # -> the threads a one-token product uses now: `sharing`'s, else the user's
+    n = _threads.get()
+    return threads_allowed() if n is None else n
 
 
 class FileBlocks:
@@ -72,7 +95,7 @@ class Transposed:
             return x @ w.array.T  # a prompt's tokens, or no compiled kernel: the BLAS
         out = np.empty((1, w.shape[0]), np.float32)
         kernels.compiled.blocks_times_vector(w.quants, w.scales, w.offsets,
-                                             np.ascontiguousarray(x[0]), out[0])
+                                             np.ascontiguousarray(x[0]), out[0], None, threads())
         return out
 
 

@@ -19,7 +19,9 @@ import math
 
 import numpy as np
 
+from attention_workshop.real.blas_threads import threads_allowed
 from attention_workshop.real.families import llama
+from attention_workshop.real.fast.blocks import sharing
 from attention_workshop.real.fast.buffers import reusable
 from attention_workshop.real.fast.loop import Stage, threads_for
 from attention_workshop.real.fast.ops import causal_softmax_in_place, silu_times_in_place
@@ -60,6 +62,7 @@ class KeptTrace(Trace):
 
 def forward(w, cfg, ids, past=None, hooks=None):  # float32 weights (or FileBlocks), hook
     # points -> as llama.forward
-    with Team(threads_for(len(ids)), hold_blas=False) as team:  # the BLAS as the user set it
+    # the BLAS as the user set it; a one-token product's rows over the threads allowed
+    with Team(threads_for(len(ids)), hold_blas=False) as team, sharing(threads_allowed()):
         return llama.forward(w, cfg, ids, past, hooks, attend=attention(team), trace=KeptTrace,
                              gated=activation(team))
