@@ -7,8 +7,9 @@ so a model that copies (induction heads) predicts them well. Any other text: one
 every next token. The layers below the first switched-off head are reused from the plain
 run (resume.py), so an ablation in layer 17 of 30 runs 13 layers.
 
-Example: effect(smollm2, ids, [(18, 6), (17, 4), (17, 3)], lead=0).after["repeat"] -> 5.87
-(1.99 with every head on; results.log [S18]).
+Example: with smollm2 = load_model("smollm2", dtype=np.float64) and ids, lead =
+head_patterns.sequence_for(smollm2): effect(smollm2, smollm2.run(ids), [(18, 6), (17, 4),
+(17, 3)], lead=lead).after["repeat"] -> 5.87 (.before["repeat"] 1.99; results.log [S18]).
 """
 
 from dataclasses import dataclass
