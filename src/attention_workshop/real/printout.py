@@ -61,10 +61,18 @@ def previous_scores(model):  # -> [L, H] each head's previous score on random to
     score): above PREVIOUS_HEAD a head looks at the token just before whatever the words, so
     its look there is position. A short sentence cannot tell (in "the river bank" only bank
     has a word before it to look at). An encoder's heads are told apart on the sentence
-    itself (head_search.head_kinds): None."""
+    itself (head_search.head_kinds): None. So is a decoder too small to be scored (fewer
+    ordinary tokens than the random sequence needs, or a context shorter than it): its heads
+    are then shown without the label, not refused."""
+    from attention_workshop.errors import WorkshopError
     from attention_workshop.real.head_patterns import heads
 
-    return heads(model, "previous", top=1).scores if model.config.causal else None
+    if not model.config.causal:
+        return None
+    try:
+        return heads(model, "previous", top=1).scores
+    except WorkshopError:  # the sentence itself still runs; only the label is left out
+        return None
 
 
 def chosen_heads(model, result, layer=None, head=None, previous=None):
