@@ -1,6 +1,16 @@
-"""SmolLM2: our NumPy Llama vs transformers' LlamaForCausalLM, same GGUF and threads, side by side.
+"""SmolLM2: our NumPy Llama vs llama.cpp and transformers, same GGUF and threads, side by side.
 
 Usage: python bench/bench_decoder.py [--threads 1 2] [--blocks B] [--runs R]
+                                     [--against llama.cpp transformers]
+
+Against llama.cpp (bench_llama_cpp.py; its llama-bench built by build_llama_bench.py, or
+named by $LLAMA_BENCH; where none is found this says so and measures the rest): one new
+token (llama-bench's tg32; ours: generate, every attention weight recorded) and 16-, 128- and
+512-token prompts (pp16 ...; ours: a forward pass returning every attention weight), in
+alternating blocks, with the bytes each side reads per new token and the memory-bandwidth
+floor they give (bandwidth.py, measured here meanwhile). --one adds a third side, in turn
+with the two: ours with the block products on one thread whatever the threads allowed (the
+code before they shared their rows), so a run measures before and after.
 
 As bench_forward.py measures MiniLM (its workers, blocks and medians): each library in its
 own worker process, loaded once from the same GGUF file; blocks of R timed runs, ours and
@@ -19,8 +29,10 @@ import statistics
 import sys
 
 import bench_forward as common
+import bench_llama_cpp
 
 LENGTHS = (16, 128, 512)
+SIDES = ("llama.cpp", "transformers")
 PROMPT = "1, 2, 3, 4, 5, 6,"  # it goes on counting: 32 tokens without an end-of-sequence
 NEW = 32
 
@@ -43,7 +55,11 @@ def worker(side, threads):
     rng = np.random.default_rng(0)
     ids = {T: rng.integers(3, cfg.n_vocab, size=T).tolist() for T in LENGTHS}
     prompt = model.encode(PROMPT)
-    if side == "ours":
+    if side == "one":  # ours with a new token's block products on one thread, as before
+        from attention_workshop.real.fast import blocks  # issue 32 (--one)
+
+        blocks.threads = lambda: 1
+    if side in ("ours", "one"):
         def forward(T):
             return model.run(ids[T]).logits
 
@@ -88,7 +104,10 @@ def worker(side, threads):
     for line in sys.stdin:
         ask = common.json.loads(line)
         T = ask.get("T", 0)
-        if ask["cmd"] == "memory":
+        if ask["cmd"] == "bytes":  # what a new token's products read: the blocks as held
+            held = getattr(model, "blocks", None) or {}
+            common.reply({"bytes": sum(b.bytes_read for b in held.values())})
+        elif ask["cmd"] == "memory":
             forward(16)
             before = common.rss("VmRSS")
             common.reset_peak()
@@ -157,12 +176,19 @@ def bench(threads, args):
         w.close()
 
 
+def against(threads, args):  # each side asked for, at this thread count
+    if "llama.cpp" in args.against:
+        bench_llama_cpp.bench(threads, args, __file__)
+    if "transformers" in args.against:
+        bench(threads, args)
+
+
 def main(argv=None):
-    args = common.options(__doc__, argv, blocks=3, runs=3)
+    args = common.options(__doc__, argv, blocks=3, runs=3, against=SIDES, one=True)
     if args.worker:
         return worker(args.worker, args.threads[0])
-    return common.run_all(bench, args, "ours: real/families/llama.py with its accelerator "
-                          "(real/fast/llama.py), float32")
+    return common.run_all(against, args, "ours: real/families/llama.py with its accelerator "
+                          "(real/fast/llama.py), float32; " + bench_llama_cpp.about())
 
 
 if __name__ == "__main__":

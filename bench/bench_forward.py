@@ -244,12 +244,19 @@ def machine():
     return f"{model}, {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}"
 
 
-def options(doc, argv, blocks=6, runs=5):  # a benchmark's docstring, argv -> its arguments
+def options(doc, argv, blocks=6, runs=5, against=(), one=False):  # docstring, argv -> args
+    """against: the other sides a benchmark may measure (--against, all by default); one:
+    it takes --one (bench_decoder.py)."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    if one:
+        parser.add_argument("--one", action="store_true",
+                            help="also ours with the block products on one thread (before)")
+    if against:
+        parser.add_argument("--against", nargs="+", choices=against, default=list(against))
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--blocks", type=int, default=blocks, help="blocks per side and length")
     parser.add_argument("--runs", type=int, default=runs, help="timed runs per block")
-    parser.add_argument("--worker", choices=("ours", "numpy", "transformers"),
+    parser.add_argument("--worker", choices=("ours", "numpy", "transformers", "one"),
                         help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
