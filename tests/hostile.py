@@ -1,6 +1,7 @@
 """What every hostile-input test shares: running a command as a user does (in-process, or in a
 subprocess with a timeout, as root without root's file-mode override, with a memory cap), and
-the one assertion: exit 2, one stderr line, no traceback, stdout empty, nothing changed.
+the one assertion: exit 2, one stderr line, no traceback, stdout empty, nothing changed; and
+the installed script run as a shell does (with a redirection), a tiny GGUF to hand in.
 """
 
 import ctypes
@@ -54,3 +55,30 @@ def assert_one_line_refusal(argv, watched, capsys, needle, subprocess_run=False,
     assert needle in err, err
     assert tree(watched) == before  # nothing written, nothing left behind
     return err
+
+
+SCRIPT = os.path.join(os.path.dirname(sys.executable), "attention-workshop")  # as installed
+
+
+def run_installed(argv, cwd, **kwargs):  # the installed script, as a shell runs it
+    return subprocess.run([SCRIPT, *map(str, argv)], cwd=cwd, capture_output=True, text=True,
+                          timeout=TIMEOUT, **kwargs)
+
+
+def shell(redirect, argv, cwd):  # the installed script with a shell's redirection, e.g. ">&-"
+    return subprocess.run(["sh", "-c", f'"$@" {redirect}', "sh", SCRIPT, *map(str, argv)],
+                          cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT)
+
+
+def tiny_gguf(path, qtype=None, inf_row=False, **meta):  # -> path of tiny_gguf's Llama
+    """meta: keys written over tiny_gguf.metadata()'s; inf_row: one row of a matrix inf (with
+    a qtype, its blocks' scales become inf)."""
+    import numpy as np
+    from tiny_gguf import weights_of, write_llama
+
+    weights = weights_of()
+    if inf_row:
+        weights["model.layers.0.mlp.up_proj.weight"][0, :] = np.inf
+    with np.errstate(all="ignore"):  # gguf's quantize warns of the inf it writes
+        write_llama(path, qtype=qtype, weights=weights, meta=meta)
+    return path
