@@ -367,6 +367,7 @@ static void block_rows(int version, int bits, const void *q, const float *scales
 #define TEAM_MAX 64
 #define SPIN_NS 200000L
 #define CHUNK 32  /* rows: 32 x 576 Q4_1 weights is ~1-2 us of work */
+#define REST_CALLS 64  /* calls made alone after a shared one took longer than alone would */
 
 typedef struct {
     int version, bits;
@@ -380,6 +381,7 @@ static pthread_mutex_t team_lock = PTHREAD_MUTEX_INITIALIZER;   /* held by the o
 static pthread_mutex_t sleep_lock = PTHREAD_MUTEX_INITIALIZER;  /* for the sleepers below */
 static pthread_cond_t sleep_cond = PTHREAD_COND_INITIALIZER;
 static int team_size = 1, team_sleepers = 0;  /* threads in the team, the caller included */
+static int team_rest = 0;  /* calls left to make alone (see block_rows_shared) */
 static block_job team_job;
 static _Atomic uint64_t team_ticket;  /* job number | chunk count | next chunk (see above) */
 static atomic_int team_done;          /* chunks of the current job computed */
@@ -406,7 +408,7 @@ static void job_rows(const block_job *j, Py_ssize_t a, Py_ssize_t b) {  /* out[a
                j->mins ? j->mins + a * nb : NULL, j->x, j->out + a, b - a, j->n);
 }
 
-static int take_chunks(void) {  /* computes chunks while any is left; -> 1 if it took one */
+static int take_chunks(void) {  /* computes chunks while any is left; -> how many it took */
     int took = 0;
     uint64_t t = atomic_load_explicit(&team_ticket, memory_order_acquire);
     while (NEXT_OF(t) < COUNT_OF(t)) {
@@ -416,7 +418,7 @@ static int take_chunks(void) {  /* computes chunks while any is left; -> 1 if it
         Py_ssize_t a = (Py_ssize_t)NEXT_OF(t) * CHUNK, b = a + CHUNK;
         job_rows(&team_job, a, b < team_job.rows ? b : team_job.rows);
         atomic_fetch_add_explicit(&team_done, 1, memory_order_release);
-        took = 1;
+        took++;
         t = atomic_load_explicit(&team_ticket, memory_order_acquire);
     }
     return took;
@@ -465,10 +467,20 @@ static void team_grow(int size) {  /* called holding team_lock; may stop short o
 }
 
 /* out = W x, its rows shared with the team's threads (`threads` allowed, the caller one of
-   them); called without the GIL. Fewer than two chunks: the caller alone. */
+   them); called without the GIL. Fewer than two chunks: the caller alone. When a shared
+   call took longer than the caller would have alone (its own chunks' time, scaled to all
+   of them: the other threads were kept off their cores, or one stalled holding a chunk, as
+   on a machine busier than its cores), the next REST_CALLS calls run alone, then sharing is
+   tried again: on a loaded machine this stays close to one thread's time. */
 static void block_rows_shared(const block_job *job, int threads) {
     uint64_t chunks = (uint64_t)((job->rows + CHUNK - 1) / CHUNK);
     if (threads > 1 && chunks >= 2 && chunks < (1 << 20) && pthread_mutex_trylock(&team_lock) == 0) {
+        if (team_rest > 0) {
+            team_rest--;
+            pthread_mutex_unlock(&team_lock);
+            job_rows(job, 0, job->rows);
+            return;
+        }
         team_grow(threads);  /* the team only grows: a later call asking fewer uses them all */
         team_job = *job;
         atomic_store_explicit(&team_done, 0, memory_order_relaxed);
@@ -478,11 +490,16 @@ static void block_rows_shared(const block_job *job, int threads) {
         pthread_mutex_lock(&sleep_lock);
         if (team_sleepers) pthread_cond_broadcast(&sleep_cond);
         pthread_mutex_unlock(&sleep_lock);
-        take_chunks();
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        int took = take_chunks();
+        long own = since_ns(&t0);
         for (long spins = 1; (uint64_t)atomic_load_explicit(&team_done, memory_order_acquire) < chunks; spins++) {
             cpu_relax();  /* a worker finishing its chunk */
             if (spins % 1024 == 0) sched_yield();
         }
+        if (took > 0 && (double)since_ns(&t0) > (double)own * (double)chunks / took)
+            team_rest = REST_CALLS;
         pthread_mutex_unlock(&team_lock);
         return;
     }
