@@ -163,3 +163,18 @@ def test_a_decoder_without_a_cache_writes_the_same_greedy_tokens(tmp_path, capsy
         assert new == int(np.argmax(model.run(ids).logits[-1]))
         ids.append(new)
     assert len(report["new_ids"]) == 5
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 800), (390, 844)])
+def test_the_page_has_no_serious_accessibility_violation(smollm2, tmp_path, browser, width,
+                                                         height):
+    from browser import axe_violations
+
+    assert cli.main(["generate", PROMPT, "--tokens", "3", "--out", str(tmp_path)]) == 0
+    page = (opened := open_page(browser, tmp_path / "generation.html", width=width,
+                                height=height, bypass_csp=True)).page
+    assert axe_violations(page) == []
+    page.click("#next")
+    page.select_option("#head", "-1")
+    assert axe_violations(page) == []
+    assert opened.errors == []
