@@ -75,7 +75,7 @@ print(f"measured on a run's own cache, in float64 (8 bytes a number): {held:,} b
 # as many in bfloat16 (2 bytes a number)? And without grouped-query attention?
 
 # %%
-from attention_workshop.real.gguf_checkpoint import smollm2_file
+from attention_workshop.real.formats.gguf_checkpoint import smollm2_file
 from attention_workshop.real.long_context import cache_sizes
 
 weights = smollm2_file().stat().st_size  # bytes of the .gguf file
@@ -329,6 +329,30 @@ pattern_grids(m4, None)
 #   sink (looks at the first token): L18 H8 = 1.000, L3 H1 = 0.990, L3 H3 = 0.981
 #   the repeat is predicted: next-token loss 14.13 nats on the first half, 1.99 on the repeat (the induction heads copy)
 # ```
+#
+# ### One sequence is one sample
+#
+# Those scores come from one random sequence (seed 0). Another draw of 50 random tokens
+# gives other numbers.
+#
+# **Predict.** On two more sequences, will L18 H6 stay the top induction head? Will its
+# score move in the second decimal or the first?
+
+# %%
+from attention_workshop.real.head_patterns import heads_over_seeds
+
+spread = heads_over_seeds(model, "induction", top=3, seeds=3)  # seeds 0, 1, 2
+for seed, run in zip(spread.seeds, spread.runs, strict=True):
+    print(f"seed {seed}: " + ", ".join(f"L{lay} H{h} = {s:.3f}" for lay, h, s in run.top))
+print("mean and spread (std over the 3): " + ", ".join(
+    f"L{lay} H{h} = {s:.3f} ± {spread.spread[lay, h]:.3f}" for lay, h, s in spread.top))
+print("each sequence's top head:", spread.top_counts(0), "| its second:", spread.top_counts(1))
+
+# %% [markdown]
+# The top head holds on every sequence and moves in the second decimal; the places below
+# it can trade (the counts above say how often each head stood there). A score from one
+# sequence is a sample: `attention-workshop heads` averages five and prints each head's
+# spread beside its mean.
 #
 # ## 6. bank can only look back
 #
