@@ -75,7 +75,7 @@ def worker(side, threads):
         import torch
         from transformers import AutoModelForCausalLM
 
-        from attention_workshop.real.gguf_checkpoint import smollm2_file
+        from attention_workshop.real.formats.gguf_checkpoint import smollm2_file
 
         torch.set_num_threads(threads)
         torch.set_grad_enabled(False)

@@ -71,7 +71,7 @@ def file_bytes(gguf):  # -> bytes of the GGUF's tensors: what llama.cpp reads fo
 
 
 def bench(threads, args, script):
-    from attention_workshop.real.gguf_checkpoint import smollm2_file
+    from attention_workshop.real.formats.gguf_checkpoint import smollm2_file
 
     path = found()  # None: ours, its bytes and the floor alone, llama.cpp's columns empty
     gguf = smollm2_file()

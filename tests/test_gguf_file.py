@@ -1,4 +1,4 @@
-"""GGUF files read by real/gguf_file.py: the same keys, tensors and bytes as gguf.GGUFReader
+"""GGUF files read by real/formats/gguf_file.py: the same keys, tensors and bytes as gguf.GGUFReader
 (llama.cpp's reader) on SmolLM2's file and a tiny one; and hostile files, a tiny valid one
 written with gguf.GGUFWriter and then changed byte by byte (or written with what we do not
 read): each refused in one line naming the problem, fast, in bounded memory."""
@@ -12,8 +12,8 @@ from smollm2_reference import smollm2_path
 from tiny_gguf import SIZES, layout, weights_of, write_llama
 
 from attention_workshop.errors import WorkshopError
-from attention_workshop.real.gguf_checkpoint import read_gguf, smollm2_file
-from attention_workshop.real.gguf_file import open_gguf
+from attention_workshop.real.formats.gguf_checkpoint import read_gguf, smollm2_file
+from attention_workshop.real.formats.gguf_file import open_gguf
 
 
 def u32(n):

@@ -11,8 +11,8 @@ from smollm2_reference import reference_tokenizer, smollm2_path
 from tiny_gguf import TOKENS, TYPES, write_llama
 
 from attention_workshop.errors import WorkshopError
-from attention_workshop.real.gguf_file import open_gguf
-from attention_workshop.real.gguf_tokenizer import gguf_tokenizer
+from attention_workshop.real.formats.gguf_file import open_gguf
+from attention_workshop.real.formats.gguf_tokenizer import gguf_tokenizer
 
 TEXTS = [
     "the river bank", "the money bank", "The River Bank.", "bank", " bank", "  bank",

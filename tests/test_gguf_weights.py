@@ -7,7 +7,7 @@ import pytest
 from smollm2_reference import reference_model, reference_tokenizer, smollm2_path
 from tiny_gguf import SIZES, TEMPLATE, TOKENS, llama_cpp_permute, weights_of, write_llama
 
-from attention_workshop.real.gguf_checkpoint import read_gguf, unpermuted
+from attention_workshop.real.formats.gguf_checkpoint import read_gguf, unpermuted
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def test_q_and_k_rows_are_put_back_in_transformers_order(smollm2):
     """Read raw (no un-permuting), layer 0's W_Q is far from transformers': the rows matter."""
     from gguf.quants import dequantize
 
-    from attention_workshop.real.gguf_file import open_gguf
+    from attention_workshop.real.formats.gguf_file import open_gguf
 
     _, weights, _, _ = smollm2
     gguf = open_gguf(smollm2_path())

@@ -14,7 +14,7 @@ from real_folder import WORDS, write_folder
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real import load_model
 from attention_workshop.real.catalog import MINILM_INSTALL
-from attention_workshop.real.checkpoint import all_finite
+from attention_workshop.real.formats.checkpoint import all_finite
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
 tokenizers = pytest.importorskip("tokenizers")
@@ -133,9 +133,9 @@ def test_all_finite_is_numpys_isfinite_all(dtype, shape):
 def test_a_float64_load_converts_only_the_rows_a_sentence_reads(tmp_path, family):
     """The word embedding table stays the file's float32 and gives float64 rows (an exact
     widening): a run equals, bit for bit, one with the whole table converted first."""
-    from attention_workshop.real.checkpoint import LookupTable
+    from attention_workshop.real.formats.checkpoint import LookupTable
+    from attention_workshop.real.formats.safetensors_file import tensors
     from attention_workshop.real.model import Model
-    from attention_workshop.real.safetensors_file import tensors
 
     folder = write_folder(tmp_path, family)
     model = load_model(folder, dtype=np.float64)
@@ -159,8 +159,8 @@ def test_a_float64_load_converts_only_the_rows_a_sentence_reads(tmp_path, family
 
 def test_each_known_tokenizers_highest_id_is_its_own():
     from attention_workshop.real.catalog import minilm_folder
-    from attention_workshop.real.checkpoint import load_tokenizer
-    from attention_workshop.real.folder_checks import HIGHEST_ID
+    from attention_workshop.real.formats.checkpoint import load_tokenizer
+    from attention_workshop.real.formats.folder_checks import HIGHEST_ID
 
     try:
         path = minilm_folder() / "tokenizer.json"

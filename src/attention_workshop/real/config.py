@@ -8,8 +8,8 @@ wrongly). Every value is checked (folder_checks.config_value) before anything is
 
 from dataclasses import dataclass, fields
 
-from attention_workshop.real import folder_checks as checks
 from attention_workshop.real.families import FAMILIES, family
+from attention_workshop.real.formats import folder_checks as checks
 from attention_workshop.real.layers import ACTIVATION
 from attention_workshop.userfiles import refuse
 

@@ -127,7 +127,7 @@ def forward(w, cfg, ids, past=None, hooks=None, attend=scaled_dot_product_attent
             trace=Trace, gated=gated):
     # weights, ModelConfig, [T] ints, an earlier forward's result (its keys and values are the
     # cache) or None, hooks.Hooks or None; the attention function, the Trace class and the
-    # gated activation (real/fast/llama.py hands in its own) -> dict of arrays (families/__init__.py)
+    # gated activation (real/fast/llama.py hands in its own) -> dict of arrays (families/)
     """hidden_states [n_layer + 1, T, d_model] (the embeddings, each block's input, the last
     block's output after the final norm, as transformers reports them), attentions
     [n_layer, n_head, T, S], queries [n_layer, n_head, T, d_head], keys and values

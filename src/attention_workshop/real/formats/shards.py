@@ -13,7 +13,7 @@ import errno
 from pathlib import Path
 
 from attention_workshop.errors import WorkshopError
-from attention_workshop.real.folder_checks import TODO
+from attention_workshop.real.formats.folder_checks import TODO
 from attention_workshop.userfiles import (
     UnreadablePath,
     os_reason,
@@ -61,7 +61,7 @@ class ShardTensors(dict):
 
 
 def one_file(path):  # Path -> safetensors_file.Tensors, or WorkshopError
-    from attention_workshop.real.safetensors_file import tensors
+    from attention_workshop.real.formats.safetensors_file import tensors
 
     try:
         return tensors(path)  # the header read and checked; nothing loaded yet

@@ -12,11 +12,11 @@ from dataclasses import replace
 import numpy as np
 
 from attention_workshop.errors import WorkshopError
-from attention_workshop.real import folder_checks as checks
 from attention_workshop.real.catalog import check_folder
 from attention_workshop.real.config import read_config
 from attention_workshop.real.families import family
-from attention_workshop.real.finite import all_finite
+from attention_workshop.real.formats import folder_checks as checks
+from attention_workshop.real.formats.finite import all_finite
 
 
 def read_weights(path, cfg, dtype="float32"):  # Path, ModelConfig -> ({name: array}, check)
@@ -31,8 +31,8 @@ def read_weights(path, cfg, dtype="float32"):  # Path, ModelConfig -> ({name: ar
     `check()` looks for NaN and infinity in every tensor but that table, whose rows are
     checked as they are read: a cold run sums 43 MB of MiniLM's numbers, not 90.
     """
-    from attention_workshop.real.safetensors_file import as_one_array, numbers
-    from attention_workshop.real.shards import stored_tensors
+    from attention_workshop.real.formats.safetensors_file import as_one_array, numbers
+    from attention_workshop.real.formats.shards import stored_tensors
 
     fam = family(cfg.family)
     stored = stored_tensors(path)  # the headers read and checked; nothing loaded yet
@@ -149,7 +149,7 @@ def load_folder(folder, dtype="float32"):  # path -> (ModelConfig, weights, Toke
     """
     import threading
 
-    from attention_workshop.real.shards import weights_file
+    from attention_workshop.real.formats.shards import weights_file
 
     folder = check_folder(folder)
     cfg = read_config(folder / "config.json")

