@@ -98,7 +98,7 @@ def main(args):
             head.clear()
 
         generation = generate(model, args.prompt, args.tokens, args.chat,
-                              say=shown if stream else None, ablate=heads)
+                              say=shown if stream else None, ablate=heads, ids=ids)
         if stage is not None:
             from attention_workshop.figures.generation_view import write_generation_view
 

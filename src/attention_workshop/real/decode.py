@@ -74,14 +74,19 @@ def prompt_ids(model, prompt, chat=False):  # -> [ids] the generation starts fro
     return model.encode(chat_text(model, prompt) if chat else prompt)
 
 
-def generate(model, prompt, tokens=32, chat=False, say=None, ablate=None):  # -> Generation
+def generate(model, prompt, tokens=32, chat=False, say=None, ablate=None, ids=None):
+    # -> Generation
     """Greedy decoding of up to `tokens` new tokens after `prompt` (or its chat form).
     `say(step)` is called as each token comes (a terminal prints it at once). `ablate`
     [(layer, head)]: those heads switched off (zero) in every step, so the KV cache holds
-    the keys and values of the run without them (interventions.py)."""
-    ids = prompt_ids(model, prompt, chat)
+    the keys and values of the run without them (interventions.py). `ids`: the prompt's
+    ids as prompt_ids gave them already (a command that checked them first), so the
+    prompt is encoded once."""
+    ids = prompt_ids(model, prompt, chat) if ids is None else list(ids)
     room = min(model.config.n_ctx, MAX_TOKENS) - len(ids)
-    if not isinstance(tokens, int) or isinstance(tokens, bool) or not 1 <= tokens <= room:
+    whole = isinstance(tokens, int | np.integer) and not isinstance(tokens, bool | np.bool_)
+    tokens = int(tokens) if whole else tokens  # numpy's whole numbers too, as run takes ids
+    if not whole or not 1 <= tokens <= room:
         raise WorkshopError(f"--tokens must be a whole number from 1 to {room} (the prompt is "
                             f"{len(ids)} tokens; {model.name} runs at most "
                             f"{min(model.config.n_ctx, MAX_TOKENS)} here)" if room > 0 else

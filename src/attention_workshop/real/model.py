@@ -107,6 +107,8 @@ class Model:
             tokens, ids, special = encode(self.tokenizer, sentence, self.config.n_ctx)
         else:
             tokens, ids, special = given_ids(self.tokenizer, sentence, self.config)
+        if past is not None:  # the cached tokens and the new ones share the positions
+            check_length(past.keys.shape[2] + len(ids), self.config.n_ctx)
         if ablate is not None or patch is not None or how != "zero":
             from attention_workshop.real.interventions import interventions
 
