@@ -367,7 +367,8 @@ static void block_rows(int version, int bits, const void *q, const float *scales
 #define TEAM_MAX 64
 #define SPIN_NS 200000L
 #define CHUNK 32  /* rows: 32 x 576 Q4_1 weights is ~1-2 us of work */
-#define REST_CALLS 64  /* calls made alone after a shared one took longer than alone would */
+#define REST_CALLS 64      /* calls made alone after a shared one took longer than alone would, */
+#define REST_MOST 16384    /* doubled each time the next try fails too, up to ~80 tokens' */
 
 typedef struct {
     int version, bits;
@@ -381,7 +382,8 @@ static pthread_mutex_t team_lock = PTHREAD_MUTEX_INITIALIZER;   /* held by the o
 static pthread_mutex_t sleep_lock = PTHREAD_MUTEX_INITIALIZER;  /* for the sleepers below */
 static pthread_cond_t sleep_cond = PTHREAD_COND_INITIALIZER;
 static int team_size = 1, team_sleepers = 0;  /* threads in the team, the caller included */
-static int team_rest = 0;  /* calls left to make alone (see block_rows_shared) */
+static int team_rest = 0, team_rest_next = REST_CALLS;  /* calls left to make alone, and
+                                                            how many after the next failure */
 static block_job team_job;
 static _Atomic uint64_t team_ticket;  /* job number | chunk count | next chunk (see above) */
 static atomic_int team_done;          /* chunks of the current job computed */
@@ -467,18 +469,31 @@ static void team_grow(int size) {  /* called holding team_lock; may stop short o
 }
 
 /* out = W x, its rows shared with the team's threads (`threads` allowed, the caller one of
-   them); called without the GIL. Fewer than two chunks: the caller alone. When a shared
-   call took longer than the caller would have alone (its own chunks' time, scaled to all
-   of them: the other threads were kept off their cores, or one stalled holding a chunk, as
-   on a machine busier than its cores), the next REST_CALLS calls run alone, then sharing is
-   tried again: on a loaded machine this stays close to one thread's time. */
+   them); called without the GIL. Fewer than two chunks: the caller alone. Whether sharing
+   pays is measured as it goes: the caller's time per weight alone (smoothed, per block
+   type) against a shared call's. A shared call slower than that (the other threads kept
+   off their cores, or one stalled holding a chunk, or, with the kernel's autogroups, the
+   whole program held to its share of a machine busier than its cores) makes the next
+   REST_CALLS calls run alone (timed: the estimate stays current), then sharing is tried
+   again; each failure in a row doubles the calls alone (up to REST_MOST), a success brings
+   them back to REST_CALLS. So a loaded machine stays close to one thread's time, and one
+   that quietens down gets its threads back within a few tokens. */
+static double alone_ns_per_weight[2];  /* [bits == 8], 0 until measured; under team_lock */
+static int team_measured = 1;  /* 0: every call of two chunks or more shared (for the tests) */
+static long team_shared_calls = 0;  /* calls whose rows were shared, since the module loaded */
+
 static void block_rows_shared(const block_job *job, int threads) {
     uint64_t chunks = (uint64_t)((job->rows + CHUNK - 1) / CHUNK);
     if (threads > 1 && chunks >= 2 && chunks < (1 << 20) && pthread_mutex_trylock(&team_lock) == 0) {
-        if (team_rest > 0) {
-            team_rest--;
-            pthread_mutex_unlock(&team_lock);
+        double weights = (double)job->rows * (double)job->n, *alone = &alone_ns_per_weight[job->bits == 8];
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        if (team_measured && (team_rest > 0 || *alone == 0.0)) {
+            team_rest -= team_rest > 0;
             job_rows(job, 0, job->rows);
+            double took = (double)since_ns(&t0) / weights;
+            *alone = *alone == 0.0 ? took : 0.875 * *alone + 0.125 * took;
+            pthread_mutex_unlock(&team_lock);
             return;
         }
         team_grow(threads);  /* the team only grows: a later call asking fewer uses them all */
@@ -490,16 +505,19 @@ static void block_rows_shared(const block_job *job, int threads) {
         pthread_mutex_lock(&sleep_lock);
         if (team_sleepers) pthread_cond_broadcast(&sleep_cond);
         pthread_mutex_unlock(&sleep_lock);
-        struct timespec t0;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        int took = take_chunks();
-        long own = since_ns(&t0);
+        take_chunks();
         for (long spins = 1; (uint64_t)atomic_load_explicit(&team_done, memory_order_acquire) < chunks; spins++) {
             cpu_relax();  /* a worker finishing its chunk */
             if (spins % 1024 == 0) sched_yield();
         }
-        if (took > 0 && (double)since_ns(&t0) > (double)own * (double)chunks / took)
-            team_rest = REST_CALLS;
+        team_shared_calls++;
+        if (!team_measured) {
+        } else if ((double)since_ns(&t0) > *alone * weights) {
+            team_rest = team_rest_next;
+            team_rest_next = team_rest_next < REST_MOST ? 2 * team_rest_next : REST_MOST;
+        } else {
+            team_rest_next = REST_CALLS;
+        }
         pthread_mutex_unlock(&team_lock);
         return;
     }
@@ -636,9 +654,21 @@ static PyObject *block_versions(PyObject *self, PyObject *unused) {
 
 static PyObject *block_team_size(PyObject *self, PyObject *unused) {
     pthread_mutex_lock(&team_lock);
-    int size = team_size;
+    PyObject *got = Py_BuildValue("il", team_size, team_shared_calls);
     pthread_mutex_unlock(&team_lock);
-    return PyLong_FromLong(size);
+    return got;
+}
+
+static PyObject *block_team_measured(PyObject *self, PyObject *flag) {
+    int on = PyObject_IsTrue(flag);
+    if (on < 0) return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&team_lock);
+    Py_END_ALLOW_THREADS
+    int was = team_measured;
+    team_measured = on;
+    pthread_mutex_unlock(&team_lock);
+    return PyBool_FromLong(was);
 }
 
 static PyObject *blocks_times_vector(PyObject *self, PyObject *args) {
@@ -704,7 +734,11 @@ static PyMethodDef methods[] = {
      "for W in GGUF blocks of 32 (offsets None: 8-bit Q8_0; else 4-bit Q4_1); version 'avx512',\n"
      "'avx2' or 'c' (None: the CPU's best); out's rows shared by that many threads (the same bits)."},
     {"block_team_size", block_team_size, METH_NOARGS,
-     "block_team_size(): the threads blocks_times_vector has shared rows with, the caller included."},
+     "block_team_size() -> (threads blocks_times_vector has shared rows with, the caller\n"
+     "included; calls it shared)."},
+    {"block_team_measured", block_team_measured, METH_O,
+     "block_team_measured(flag) -> the previous flag: False shares every call of two chunks or\n"
+     "more, True (the default) only while sharing measures faster than the caller alone."},
     {"block_versions", block_versions, METH_NOARGS,
      "block_versions(): the versions of blocks_times_vector this CPU runs, best first."},
     {NULL, NULL, 0, NULL},
