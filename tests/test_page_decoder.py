@@ -114,6 +114,9 @@ def test_the_continuation_steps_token_by_token_as_module4_wrote_it(browser, deco
     page.click("#m4-next")
     assert look(page) == expected_look(m4, 2, layer, head)
     page.click("#m4-written button >> nth=9")  # a written token jumps to its step
+    assert tokens[P + 8] == "\u0120The" and tokens[0] == "The"  # "The" again, with its space
+    assert f"has not come before (0: {tokens[0]} is another token: the space is part of a " \
+        "token)" in page.text_content("#m4-notice")
     page.select_option("#m4-layer", "4")
     page.select_option("#m4-head", "7")
     assert look(page) == expected_look(m4, 9, 4, 7)

@@ -81,8 +81,11 @@ AW.panel("decoder.js", ({h, panel, MatrixView, scrollBox, cellReadout, readout, 
   const induction = `layer ${start.layer}, head ${start.head}`;
   function noticeFor(k) {
     const c = copies.find(x => x[0] === k);
-    if (!c) return `At this step the token that looks (${label(P + k - 1)}) has not come ` +
-      `before: ${induction}, the strongest induction head, has nothing to copy. ` +
+    const bare = t => t.replace(/^\u0120/, ""), p = P + k - 1;
+    const alike = m4.tokens.slice(0, p).findIndex(t => bare(t) === bare(m4.tokens[p]));
+    if (!c) return `At this step the token that looks (${label(p)}) has not come ` +
+      "before" + (alike >= 0 ? ` (${label(alike)} is another token: the space is part of ` +
+      "a token)" : "") + `: ${induction}, the strongest induction head, has nothing to copy. ` +
       (copies.length ? "\u201cNext step with a token seen before\u201d goes to one that has." : "");
     const [, earlier, target, w] = c;
     return `What to notice: ${label(P + k - 1)} came before, at position ${earlier}, and ` +
