@@ -251,6 +251,9 @@ def options(doc, argv, blocks=6, runs=5, against=(), one=False):  # docstring, a
     if one:
         parser.add_argument("--one", action="store_true",
                             help="also ours with the block products on one thread (before)")
+        parser.add_argument("--prompts", type=int, nargs="*", default=list(LENGTHS),
+                            choices=LENGTHS,
+                            help="prompt lengths against llama.cpp (none: a new token only)")
     if against:
         parser.add_argument("--against", nargs="+", choices=against, default=list(against))
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])

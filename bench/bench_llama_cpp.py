@@ -78,18 +78,20 @@ def bench(threads, args, script):
     mine = {"ours": common.Worker("ours", threads, script)}
     if getattr(args, "one", False):
         mine["one"] = common.Worker("one", threads, script)
-    rows = [f"tg{NEW}"] + [f"pp{T}" for T in LENGTHS]
+    lengths = tuple(getattr(args, "prompts", LENGTHS))
+    rows = [f"tg{NEW}"] + [f"pp{T}" for T in lengths]
     got = {row: {side: [] for side in (*mine, "llama.cpp")} for row in rows}
     rates, version = [], {}
     for _ in range(args.blocks):
         theirs = {row: [float("nan")] for row in rows}
         if path is not None:
             theirs, version = times(path, gguf, threads, new=NEW, runs=args.runs)
-            more, _ = times(path, gguf, threads, prompts=LENGTHS, runs=args.runs)
-            theirs.update(more)
+            if lengths:
+                more, _ = times(path, gguf, threads, prompts=lengths, runs=args.runs)
+                theirs.update(more)
         for side, w in mine.items():
             got[f"tg{NEW}"][side].append(w.ask(cmd="generate", runs=args.runs)["times"])
-            for T in LENGTHS:
+            for T in lengths:
                 got[f"pp{T}"][side].append(w.ask(cmd="time", T=T, runs=args.runs)["times"])
         for row in rows:
             got[row]["llama.cpp"].append(theirs[row])
