@@ -27,7 +27,7 @@ def minilm():  # sentence -> Module 3's float64 run
 
 
 def test_module3_heads_layers_and_two_sentences(browser, page_file, minilm):
-    from attention_workshop.real.head_search import heads_toward
+    from attention_workshop.real.analysis.head_search import heads_toward
 
     opened = open_page(browser, page_file)
     page = opened.page

@@ -75,9 +75,9 @@ def test_an_unknown_format_is_one_line(capsys, tmp_path):
 def test_real_figures_take_the_format_too(tmp_path):
     """What `real --out DIR --figure-format svg` draws: the layer's 12-head grid with its
     tokens and every weight as text, and the --from/--to grid."""
+    from attention_workshop.commands.real_report import Asked
     from attention_workshop.figures import encoder as real
     from attention_workshop.real import load_model
-    from attention_workshop.real.printout import Asked
 
     model = load_model("minilm")
     result = model.run("the river bank")

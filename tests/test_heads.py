@@ -1,5 +1,5 @@
-"""Head patterns (real/head_patterns.py): the test sequence, the scores, the ranking and the
-copy loss, against plain-Python loops, attention arrays whose answer is known by
+"""Head patterns (real/analysis/head_patterns.py): the test sequence, the scores, the ranking
+and the copy loss, against plain-Python loops, attention arrays whose answer is known by
 construction, torch, and transformers' own attentions and logits on the same ids."""
 
 import math
@@ -10,7 +10,7 @@ import pytest
 from head_reference import reference_scores, target_cells
 
 from attention_workshop.errors import WorkshopError
-from attention_workshop.real import head_patterns as hp
+from attention_workshop.real.analysis import head_patterns as hp
 
 torch = pytest.importorskip("torch")
 
@@ -226,7 +226,7 @@ def test_one_run_serves_every_kind(tmp_path):
     from test_real_llama import SHAPES, build_llama
 
     from attention_workshop.real import load_model
-    from attention_workshop.real.head_patterns import heads, sequence_for
+    from attention_workshop.real.analysis.head_patterns import heads, sequence_for
 
     build_llama(tmp_path, *SHAPES["grouped"])  # a byte-level vocabulary of ~300 tokens
     model = load_model(tmp_path)

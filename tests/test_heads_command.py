@@ -14,7 +14,8 @@ from real_folder import write_folder
 
 from attention_workshop import cli
 from attention_workshop.commands import heads as heads_command
-from attention_workshop.real import catalog, head_patterns
+from attention_workshop.real import catalog
+from attention_workshop.real.analysis import head_patterns
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")

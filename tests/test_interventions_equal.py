@@ -26,7 +26,7 @@ from smollm2_reference import smollm2_path
 from test_real_qwen2 import SHAPES, build_qwen2
 
 from attention_workshop.real import load_model
-from attention_workshop.real.head_patterns import repeated_ids, sequence_for
+from attention_workshop.real.analysis.head_patterns import repeated_ids, sequence_for
 from attention_workshop.real.model import special_ids
 
 torch = pytest.importorskip("torch")

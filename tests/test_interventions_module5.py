@@ -22,7 +22,7 @@ from attention_workshop.modules import (
     module5,
     run_module,
 )
-from attention_workshop.real.head_patterns import sequence_for
+from attention_workshop.real.analysis.head_patterns import sequence_for
 from attention_workshop.report import Log
 
 torch = pytest.importorskip("torch")

@@ -11,7 +11,7 @@ from interventions_reference import intervened, reference
 from test_real_qwen2 import SHAPES, build_qwen2
 
 from attention_workshop.real import load_model
-from attention_workshop.real.head_effects import effect, loss_rows, switched_off
+from attention_workshop.real.analysis.head_effects import effect, loss_rows, switched_off
 from attention_workshop.real.interventions import ablation, random_heads
 from attention_workshop.real.resume import continued, first_layer, layers_of, lower
 

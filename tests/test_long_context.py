@@ -1,11 +1,15 @@
-"""real/long_context.py against transformers' SmolLM2: the rotary wavelengths from its own
+"""real/analysis/long_context.py against transformers' SmolLM2: the rotary wavelengths from its own
 inv_freq, the score by distance from its own apply_rotary_pos_emb, the cache's bytes from
 its own DynamicCache after a forward pass; and the numbers notebook 04 prints, by hand."""
 
 import numpy as np
 import pytest
 
-from attention_workshop.real.long_context import cache_sizes, score_by_distance, wavelengths
+from attention_workshop.real.analysis.long_context import (
+    cache_sizes,
+    score_by_distance,
+    wavelengths,
+)
 
 torch = pytest.importorskip("torch")
 

@@ -12,7 +12,7 @@ from smollm2_reference import smollm2_path
 from test_smollm2 import reference_run, their_greedy
 
 from attention_workshop.modules import module4
-from attention_workshop.real.head_patterns import pattern_scores
+from attention_workshop.real.analysis.head_patterns import pattern_scores
 from attention_workshop.report import Log
 
 torch = pytest.importorskip("torch")

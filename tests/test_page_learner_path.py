@@ -3,7 +3,8 @@ sentence typed key by key, punctuation and capitals as `explore` reads them, one
 to the lesson, a words line that never goes stale, number boxes that refuse what is not a
 number, the plane's labels inside its frame, "clear", a phone's screen, Module 3's word pair.
 Every number is checked against `explore --format json` (or the log's lines, or
-real/head_search.py for Module 3), as the page prints numbers (3 decimals, Python's rounding).
+real/analysis/head_search.py for Module 3), as the page prints numbers (3 decimals, Python's
+rounding).
 """
 
 import numpy as np
@@ -257,7 +258,7 @@ def test_module3_moves_to_the_strongest_head_when_the_pair_changes(browser, page
     pytest.importorskip("tokenizers")
     from attention_workshop.errors import WorkshopError
     from attention_workshop.real import load_model
-    from attention_workshop.real.head_search import heads_toward
+    from attention_workshop.real.analysis.head_search import heads_toward
 
     try:
         river = load_model("minilm", dtype=np.float64).run(SENT_RIVER)

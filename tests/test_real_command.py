@@ -151,8 +151,8 @@ def test_a_real_run_imports_no_other_commands_module():
 def test_out_draws_the_heads_the_report_shows_in_the_format_asked(tmp_path, capsys):
     """The figures of `real --out` are of the layers whose heads the text lists (one choice,
     printout.chosen_heads), in --figure-format's format."""
+    from attention_workshop.commands.real_report import chosen_heads
     from attention_workshop.real import load_model
-    from attention_workshop.real.printout import chosen_heads
 
     sentence = "we sat on the bank of the river"
     assert cli.main(["real", sentence, "--out", str(tmp_path), "--figure-format", "svg"]) == 0

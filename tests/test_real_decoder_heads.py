@@ -10,7 +10,7 @@ from head_reference import reference_scores, torch_run
 from smollm2_reference import smollm2_path
 
 from attention_workshop import cli
-from attention_workshop.real import head_patterns
+from attention_workshop.real.analysis import head_patterns
 
 torch = pytest.importorskip("torch")
 

@@ -1,11 +1,11 @@
-"""real/head_search.py: the all-heads-at-once searches against the one-head-at-a-time
+"""real/analysis/head_search.py: the all-heads-at-once searches against the one-head-at-a-time
 definitions, written here row by row in plain Python, and a plain masked copy, on random
 weights."""
 
 import numpy as np
 import pytest
 
-from attention_workshop.real.head_search import (
+from attention_workshop.real.analysis.head_search import (
     NEIGHBOUR_SHARE,
     RESTING_SHARE,
     content_heads,
@@ -87,7 +87,7 @@ def test_top_heads_is_the_largest_masked_weight(seed):
 
 
 def test_a_decoders_first_token_is_rest_not_a_look():
-    from attention_workshop.real.head_search import rest_positions
+    from attention_workshop.real.analysis.head_search import rest_positions
 
     assert rest_positions([False, False, False], causal=True).tolist() == [True, False, False]
     assert rest_positions([True, False, True], causal=False).tolist() == [True, False, True]
@@ -104,7 +104,7 @@ def test_a_decoders_first_token_is_rest_not_a_look():
 def test_words_resting_on_cls_do_not_hide_a_previous_token_head():
     """Five words look at the word before them, two rest on [CLS]: a position head (counted
     over the words that look at another word), not a content head."""
-    from attention_workshop.real.head_search import head_kinds
+    from attention_workshop.real.analysis.head_search import head_kinds
 
     T = 9  # [CLS] w1 .. w7 [SEP]
     special = [True] + [False] * 7 + [True]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from training_reference import torch_forward
 
-from attention_workshop.real.head_patterns import pattern_scores, repeated_ids
+from attention_workshop.real.analysis.head_patterns import pattern_scores, repeated_ids
 from attention_workshop.training import induction, transformer
 from attention_workshop.training.induction import Snapshot
 

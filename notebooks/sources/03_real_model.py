@@ -114,7 +114,7 @@ print("and for all 72 heads at once?", np.allclose(everything, river.attentions,
 # on average over the heads, more or less than an even split (1/5 = 0.2)?
 
 # %%
-from attention_workshop.real.head_search import heads_toward
+from attention_workshop.real.analysis.head_search import heads_toward
 
 for result, topic in ((river, "river"), (money, "money")):
     b, t = result.tokens.index("bank"), result.tokens.index(topic)

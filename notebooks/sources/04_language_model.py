@@ -75,8 +75,8 @@ print(f"measured on a run's own cache, in float64 (8 bytes a number): {held:,} b
 # as many in bfloat16 (2 bytes a number)? And without grouped-query attention?
 
 # %%
+from attention_workshop.real.analysis.long_context import cache_sizes
 from attention_workshop.real.formats.gguf_checkpoint import smollm2_file
-from attention_workshop.real.long_context import cache_sizes
 
 weights = smollm2_file().stat().st_size  # bytes of the .gguf file
 print(f"the weights file: {weights / 1e6:.1f} MB")
@@ -244,7 +244,7 @@ rotary = (same, score(8, 0))  # what Module 4 keeps of this section
 # slowest pair take for one turn: hundreds, or hundreds of thousands?
 
 # %%
-from attention_workshop.real.long_context import score_by_distance, wavelengths
+from attention_workshop.real.analysis.long_context import score_by_distance, wavelengths
 
 waves = wavelengths(cfg.d_head, cfg.rope_theta)  # [32] positions per full turn
 print(f"{len(waves)} pairs; wavelengths (positions): "
@@ -339,7 +339,7 @@ pattern_grids(m4, None)
 # score move in the second decimal or the first?
 
 # %%
-from attention_workshop.real.head_patterns import heads_over_seeds
+from attention_workshop.real.analysis.head_patterns import heads_over_seeds
 
 spread = heads_over_seeds(model, "induction", top=3, seeds=3)  # seeds 0, 1, 2
 for seed, run in zip(spread.seeds, spread.runs, strict=True):
@@ -376,7 +376,7 @@ print("'the' on itself, every head:", np.all(river.attentions[:, :, 0, 0] == 1.0
 # river, and will they be the same heads that send it to money?
 
 # %%
-from attention_workshop.real.head_search import heads_toward
+from attention_workshop.real.analysis.head_search import heads_toward
 
 previous = patterns["previous"].scores  # [30, 9], on random tokens
 to_topic, winners = {}, {}

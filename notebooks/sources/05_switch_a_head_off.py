@@ -17,8 +17,8 @@ from attention_workshop.attention import W_K_WIRED, W_Q_WIRED, wired_attention
 from attention_workshop.embeddings import SENT_RIVER, embed
 from attention_workshop.modules.module5 import channel_off
 from attention_workshop.real import load_model
-from attention_workshop.real.head_effects import loss_rows, losses, switched_off
-from attention_workshop.real.head_patterns import pattern_scores, ranked, sequence_for
+from attention_workshop.real.analysis.head_effects import loss_rows, losses, switched_off
+from attention_workshop.real.analysis.head_patterns import pattern_scores, ranked, sequence_for
 
 np.set_printoptions(precision=3, suppress=True)  # three decimals, as the log prints them
 

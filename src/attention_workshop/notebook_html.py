@@ -93,7 +93,7 @@ def _looks_most(ex):  # Exploration -> a table: each word's top share per head, 
 def run_html(result):  # RunResult -> HTML text
     """A real model's run: its tokens, every head's strongest word-to-word weight (a layer x
     head grid), then the weight tables of the strongest heads (short sentences only)."""
-    from attention_workshop.real.head_search import off_self_weights, top_heads
+    from attention_workshop.real.analysis.head_search import off_self_weights, top_heads
 
     L, H, T, _ = result.attentions.shape
     added = ["yes" if s else "" for s in result.special]

@@ -1,10 +1,10 @@
 """`attention-workshop ablate --heads L18H6,L17H4` (or `--kind induction --top 3`): switch heads
 off and see what the next-token loss does, beside as many random heads of the same layers.
 
-On Module 4's test sequence (50 random tokens repeated once; real/head_patterns.py) the loss
-is shown per half: the first half is new to the model, the repeat was seen once. `--text`
+On Module 4's test sequence (50 random tokens repeated once; real/analysis/head_patterns.py)
+the loss is shown per half: the first half is new to the model, the repeat was seen once. `--text`
 takes any text instead (one loss, every next token). The numbers come from
-real/head_effects.py; results.log [S18] shows them for SmolLM2's top induction heads.
+real/analysis/head_effects.py; results.log [S18] shows them for SmolLM2's top induction heads.
 """
 
 import re
@@ -92,9 +92,9 @@ def main(args):
 
     from attention_workshop.errors import WorkshopError
     from attention_workshop.real import load_model
-    from attention_workshop.real.head_effects import effect
-    from attention_workshop.real.head_patterns import heads as scored
-    from attention_workshop.real.head_patterns import sequence_for
+    from attention_workshop.real.analysis.head_effects import effect
+    from attention_workshop.real.analysis.head_patterns import heads as scored
+    from attention_workshop.real.analysis.head_patterns import sequence_for
     from attention_workshop.real.interventions import check_heads
 
     check_choice(args)
@@ -150,7 +150,7 @@ def text_report(model, found, ids, args):  # -> list of lines
     random draws' mean and range, and each draw."""
     import numpy as np
 
-    from attention_workshop.real.printout import describe
+    from attention_workshop.commands.real_report import describe
 
     names = ", ".join(f"L{lay}H{h}" for lay, h in found.heads)
     n = len(found.heads)

@@ -1,7 +1,7 @@
 """`attention-workshop heads --kind KIND`: every head of a model scored by a pattern, ranked.
 
 The definitions (the test sequence, the cells each kind averages, the copy loss) are in
-real/head_patterns.py's docstring and docs/heads.md.
+real/analysis/head_patterns.py's docstring and docs/heads.md.
 """
 
 import shlex
@@ -51,7 +51,7 @@ def main(args):
     complete."""
     from attention_workshop.errors import WorkshopError
     from attention_workshop.real import load_model
-    from attention_workshop.real.head_patterns import MAX_SEEDS, heads_over_seeds
+    from attention_workshop.real.analysis.head_patterns import MAX_SEEDS, heads_over_seeds
 
     if args.top < 1:
         raise WorkshopError(f"--top {args.top} shows no head; give a number of heads, at least 1")
@@ -90,9 +90,9 @@ def text_report(model, found, grid=False):  # Model, HeadSpread -> list of lines
     """Example (the first lines): 'minilm: bert, 6 layers x 12 heads, ...', 'induction: each
     token of the repeat -> the token after its previous occurrence', the sequences, then
     '  rank  layer  head  score  spread' and one row per head; the grid only with `grid`."""
-    from attention_workshop.real.head_patterns import HALF
-    from attention_workshop.real.head_patterns import KINDS as DEFINED
-    from attention_workshop.real.printout import describe
+    from attention_workshop.commands.real_report import describe
+    from attention_workshop.real.analysis.head_patterns import HALF
+    from attention_workshop.real.analysis.head_patterns import KINDS as DEFINED
     from attention_workshop.report import matrix_lines
 
     L, H = found.scores.shape
@@ -152,7 +152,7 @@ def absent_line(model, found):  # -> [a note when the kind cannot exist in this 
 
 
 def chance_of(model, found):  # -> the score of a head with no pattern, on these ids
-    from attention_workshop.real.head_patterns import HALF, chance
+    from attention_workshop.real.analysis.head_patterns import HALF, chance
 
     ids = found.runs[0].ids  # every sequence has the same length and lead
     return chance(found.kind, len(ids), len(ids) - 2 * HALF, model.config.causal)

@@ -83,8 +83,7 @@ def check_pairs(args):  # options that come in pairs, before anything slow
 def main(args):
     """Every input is checked (sentence, --out, model, --layer, --head) and the figures are
     in place before the report is printed: an error is one line and leaves stdout empty."""
-    from attention_workshop.real import load_model
-    from attention_workshop.real.printout import (
+    from attention_workshop.commands.real_report import (
         asked_for,
         chosen_heads,
         describe,
@@ -92,6 +91,7 @@ def main(args):
         previous_scores,
         text_report,
     )
+    from attention_workshop.real import load_model
     from attention_workshop.sentences import check_sentence
 
     check_sentence(args.sentence)  # before the slow part, and before any progress line

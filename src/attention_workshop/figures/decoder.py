@@ -41,7 +41,7 @@ def pattern_grids(m4, path):  # module4.Result, Path -> Path
     every row evenly; each title gives its kind's chance), the top 3 framed."""
     from matplotlib.patches import Rectangle
 
-    from attention_workshop.real.head_patterns import chance
+    from attention_workshop.real.analysis.head_patterns import chance
     cfg = m4.model.config
     L, H = cfg.n_layer, cfg.n_head
     cw, ch = 0.42, 0.24  # inches a cell: room for "0.93" at 7 pt

@@ -11,7 +11,7 @@ from attention_workshop.figures import Drawing
 from attention_workshop.figures.canvas import new_figure, save, styled
 from attention_workshop.figures.glyphs import annotate_cells
 from attention_workshop.modules import module6
-from attention_workshop.real.head_patterns import repeated_ids
+from attention_workshop.real.analysis.head_patterns import repeated_ids
 from attention_workshop.training import induction, scale_aside
 
 

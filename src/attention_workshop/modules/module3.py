@@ -13,8 +13,8 @@ import numpy as np
 from attention_workshop.attention import softmax
 from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
 from attention_workshop.real import Model, RunResult
-from attention_workshop.real.drift import cosine
-from attention_workshop.real.head_search import heads_toward, neighbour_head
+from attention_workshop.real.analysis.drift import cosine
+from attention_workshop.real.analysis.head_search import heads_toward, neighbour_head
 from attention_workshop.report import matrix_lines
 
 TITLE = "Module 3: the real thing (MiniLM)"

@@ -13,9 +13,9 @@ import numpy as np
 from attention_workshop.attention import softmax
 from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
 from attention_workshop.real import Model, RunResult
+from attention_workshop.real.analysis.head_patterns import PREVIOUS_HEAD
+from attention_workshop.real.analysis.head_search import heads_toward
 from attention_workshop.real.decode import Generation, cache_bytes
-from attention_workshop.real.head_patterns import PREVIOUS_HEAD
-from attention_workshop.real.head_search import heads_toward
 
 TITLE = "Module 4: a language model that writes (SmolLM2)"
 NEEDS_REAL = True  # loads SmolLM2's weights: `run --no-real` skips this module
@@ -209,7 +209,7 @@ def log_scaling(log, model, text_run):
 def run(log, earlier):
     """Log Module 4 (it reads no earlier module, but follows their log lines)."""
     from attention_workshop.real import heads, load_model
-    from attention_workshop.real.head_patterns import sequence_for
+    from attention_workshop.real.analysis.head_patterns import sequence_for
 
     log.expect_section(10)  # its first line heads [S10], wherever the modules before it end
     model = load_model(MODEL, dtype=np.float64)  # float64: identical digits everywhere

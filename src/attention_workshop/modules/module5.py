@@ -80,8 +80,8 @@ def log_toy(log, simple, wired):  # Log, module1.Result, module2.Result -> Toy
 
 def log_minilm(log, m3):  # Log, module3.Result -> MiniLM
     """[S7]'s river heads switched off (zero, mean) and patched; bank's drift ([S8]) per layer."""
-    from attention_workshop.real.drift import drift
-    from attention_workshop.real.head_search import heads_toward
+    from attention_workshop.real.analysis.drift import drift
+    from attention_workshop.real.analysis.head_search import heads_toward
     from attention_workshop.real.interventions import ablation, patching, random_heads
 
     model, river, money, b = m3.model, m3.river, m3.money, m3.bank
@@ -148,8 +148,8 @@ class SmolLM2:
 
 
 def log_induction(log, m4):  # Log, module4.Result -> (the plain run, SmolLM2's numbers)
-    from attention_workshop.real.head_effects import loss_rows, losses, switched_off
-    from attention_workshop.real.head_patterns import ranked, sequence_for
+    from attention_workshop.real.analysis.head_effects import loss_rows, losses, switched_off
+    from attention_workshop.real.analysis.head_patterns import ranked, sequence_for
     from attention_workshop.real.interventions import random_heads
 
     model = m4.model
@@ -180,8 +180,8 @@ def log_induction(log, m4):  # Log, module4.Result -> (the plain run, SmolLM2's 
 
 
 def log_previous_and_sink(log, m4, plain, induced):  # -> SmolLM2
-    from attention_workshop.real.head_effects import loss_rows, losses, switched_off
-    from attention_workshop.real.head_patterns import pattern_scores, ranked, sequence_for
+    from attention_workshop.real.analysis.head_effects import loss_rows, losses, switched_off
+    from attention_workshop.real.analysis.head_patterns import pattern_scores, ranked, sequence_for
     from attention_workshop.real.resume import lower
 
     model, cfg = m4.model, m4.model.config

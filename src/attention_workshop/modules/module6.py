@@ -12,8 +12,8 @@ import numpy as np
 
 from attention_workshop.attention import W_K_WIRED, W_Q_WIRED
 from attention_workshop.embeddings import AXES, SENT_MONEY, SENT_RIVER, embed, tokenize
+from attention_workshop.real.analysis.head_patterns import ranked
 from attention_workshop.real.blas_threads import one_blas_thread
-from attention_workshop.real.head_patterns import ranked
 from attention_workshop.report import fmt_list, matrix_lines
 from attention_workshop.training import induction, scale_aside, wiring
 
@@ -129,7 +129,8 @@ def log_induction(log, snaps):  # -> phase (step before, step after)
         f"sequences; loss on {induction.HELD_OUT} held-out sequences, per copy (nats; the "
         f"first copy is random: log {cfg.n_vocab} = {np.log(cfg.n_vocab):.2f} at best)")
     half = cfg.n_ctx // 2
-    log(f"  scores: Module 4's (real/head_patterns.py) on {half} random tokens repeated once")
+    log(f"  scores: Module 4's (real/analysis/head_patterns.py) on {half} random tokens "
+        "repeated once")
     heads = " ".join(f"L{lay}H{h}" for lay in range(cfg.n_layer) for h in range(cfg.n_head))
     log(f"    step  first second | induction {heads} | previous {heads}")
     for s in snaps:
@@ -150,7 +151,7 @@ def log_induction(log, snaps):  # -> phase (step before, step after)
 
 
 def log_tools(log, params, snaps):  # -> {label: (first, second)} losses with heads off
-    from attention_workshop.real.head_patterns import copy_loss
+    from attention_workshop.real.analysis.head_patterns import copy_loss
     from attention_workshop.training import transformer
 
     cfg = induction.CONFIG

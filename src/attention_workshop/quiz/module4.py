@@ -8,8 +8,8 @@ import numpy as np
 
 from attention_workshop.modules import module4
 from attention_workshop.quiz.question import Question, choice
+from attention_workshop.real.analysis.head_patterns import chance
 from attention_workshop.real.decode import cache_bytes
-from attention_workshop.real.head_patterns import chance
 
 
 def questions(results):  # {Result class: Result} -> [Question]

@@ -7,14 +7,12 @@
     result.attentions   # [n_layer, n_head, T, T]
     result.hidden       # [T, d_model]
 
-The files, in the order a run uses them:
+The rooms, in the order a run uses them:
 
     catalog.py          a name (minilm, gpt2, smollm2) or a path -> a model folder or .gguf file
-    checkpoint.py       the folder -> ModelConfig, weights by checkpoint name, tokenizer
-    config.py           config.json -> ModelConfig, every value checked (folder_checks.py)
-    shards.py           model.safetensors, or the shards its index lists
-    safetensors_file.py a .safetensors file's header, its tensors mapped in place
-    gguf_file.py, gguf_checkpoint.py, gguf_tokenizer.py   the same from one GGUF file
+    formats/            the files -> config, tensors, tokenizer, each checked once
+                        (safetensors, shards, GGUF, the folder loader: formats/__init__.py)
+    config.py           config.json -> ModelConfig, every value checked
     families/           model_type -> its record (__init__.py: Family, the registry, the
                         contract); bert.py, gpt2.py, llama.py, qwen2.py: each family whole,
                         config keys, tensor names, forward pass with its hook points
@@ -23,12 +21,15 @@ The files, in the order a run uses them:
     trace.py            the arrays a forward pass fills, layer by layer (a hook consumer)
     model.py            Model.run: text or ids -> tokens -> forward pass -> RunResult
     decode.py           greedy generation with a KV cache (decoders)
+    interventions.py, resume.py   heads switched off or patched (hook consumers); a run
+                        continued from a layer
     accelerator.py      the one door to fast/
     fast/               the accelerator: float32 forward passes made fast, proved equal
-    head_search.py, head_patterns.py   which heads matter; heads scored by a pattern
-    printout.py, drift.py, words.py    what `attention-workshop real` prints
+    analysis/           which heads matter, heads scored by a pattern or by their effect,
+                        a word's drift, long context
 
-It never draws: the head grids and the HTML head view are in figures/.
+It never draws and never prints: the head grids and pages are in figures/, what
+`attention-workshop real` prints in commands/real_report.py.
 """
 
 from attention_workshop.real.catalog import DEFAULT, KNOWN
@@ -69,7 +70,8 @@ def load_model(name=DEFAULT, download=False, dtype="float32", say=None, fast=Tru
                  fast=fast, **meta)
 
 
-_LAZY = {"Model": "model", "RunResult": "model", "generate": "decode", "heads": "head_patterns"}
+_LAZY = {"Model": "model", "RunResult": "model", "generate": "decode",
+         "heads": "analysis.head_patterns"}
 
 
 def __getattr__(name):  # these bring numpy: imported when first asked for, so that

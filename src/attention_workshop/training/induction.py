@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attention_workshop.real.analysis.head_patterns import pattern_scores, repeated_ids
 from attention_workshop.real.blas_threads import one_blas_thread
-from attention_workshop.real.head_patterns import pattern_scores, repeated_ids
 from attention_workshop.training import transformer
 from attention_workshop.training.cross_entropy import cross_entropy, token_losses
 from attention_workshop.training.optimizers import adam, adam_start

@@ -11,15 +11,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from attention_workshop.real.drift import drift
-from attention_workshop.real.head_patterns import PREVIOUS_HEAD
-from attention_workshop.real.head_search import (
+from attention_workshop.real.analysis.drift import drift
+from attention_workshop.real.analysis.head_patterns import PREVIOUS_HEAD
+from attention_workshop.real.analysis.head_search import (
     content_heads,
     neighbour_head,
     rest_positions,
     top_heads,
 )
-from attention_workshop.real.words import word_tokens
+from attention_workshop.real.analysis.words import word_tokens
 from attention_workshop.report import matrix_lines
 
 SHOWN = 3  # heads shown when the user picks none
@@ -65,7 +65,7 @@ def previous_scores(model):  # -> [L, H] each head's previous score on random to
     ordinary tokens than the random sequence needs, or a context shorter than it): its heads
     are then shown without the label, not refused."""
     from attention_workshop.errors import WorkshopError
-    from attention_workshop.real.head_patterns import heads
+    from attention_workshop.real.analysis.head_patterns import heads
 
     if not model.config.causal:
         return None
