@@ -16,7 +16,7 @@ import pytest
 from folders import tree
 from hostile import TIMEOUT, run_command, without_dac_override
 
-from attention_workshop.userfiles import MAX_BYTES
+from attention_workshop.reading import MAX_BYTES
 
 # command -> (what the message calls the file, file suffix, argv given the file and tmp_path)
 COMMANDS = {

@@ -2,7 +2,7 @@
 argument, an empty --out, odd quiz input, and the process's environment (a bad MPLBACKEND,
 an ASCII-only standard output, a standard output on a full device).
 
-A message holding a user's text shows it as `userfiles.printable` does (\\x1b, \\n, \\xe9):
+A message holding a user's text shows it as `reading.printable` does (\\x1b, \\n, \\xe9):
 one line, and nothing the terminal would act on. The environment cases run the command in a
 subprocess, as a shell does.
 """

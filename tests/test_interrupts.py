@@ -14,7 +14,7 @@ from folders import tree
 
 from attention_workshop import interrupts, staging
 from attention_workshop.errors import Interrupted
-from attention_workshop.files import write_atomic
+from attention_workshop.writing import write_atomic
 
 WAIT = 2.0  # seconds a deferred interrupt has to come back in (it comes in ~0.005)
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 from fresh import fresh_python
 
-from attention_workshop import cli, files, manifest
+from attention_workshop import cli, manifest, writing
 from attention_workshop.modules import module2
 from attention_workshop.workshop import run_workshop
 
@@ -73,9 +73,9 @@ def test_write_atomic_keeps_old_file_when_the_rename_fails(tmp_path, monkeypatch
     def no_replace(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr(files.os, "replace", no_replace)
+    monkeypatch.setattr(writing.os, "replace", no_replace)
     with pytest.raises(OSError):
-        files.write_atomic(target, "new\n")
+        writing.write_atomic(target, "new\n")
     assert target.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["results.log"]
 

@@ -18,7 +18,7 @@ from folders import tree
 
 from attention_workshop import manifest, staging
 from attention_workshop.errors import Interrupted, WorkshopError
-from attention_workshop.files import write_atomic
+from attention_workshop.writing import write_atomic
 
 OLD = {"results.log": b"old log\n", "a.png": b"old a", "b.png": b"old b"}
 NEW = {"results.log": b"new log\n", "a.png": b"new a"}  # b.png is no longer in the set

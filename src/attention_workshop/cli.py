@@ -1,7 +1,7 @@
 """The command line: `attention-workshop COMMAND ...`, also `python -m attention_workshop`.
 
 Bad input becomes one line on stderr and exit code 2, never a traceback. Every message
-goes out through `userfiles.printable`: a newline, an escape sequence or a byte that was not
+goes out through `reading.printable`: a newline, an escape sequence or a byte that was not
 UTF-8 in a path, a word or a module name shows escaped (\\n, \\x1b, \\xe9), on the one line.
 
 Ctrl-C and SIGTERM, at any moment, end the program with one line and exit 128 + N (130,
@@ -57,7 +57,7 @@ def _parser_class():  # argparse is imported here, not first thing: see the top
         """argparse, but a usage error is a single line that says where help is."""
 
         def error(self, message):
-            from attention_workshop.userfiles import printable
+            from attention_workshop.reading import printable
 
             self.exit(2, f"{self.prog}: error: {printable(message)} (see '{self.prog} "
                          "--help')\n")
@@ -194,7 +194,7 @@ class _Messages(_Output):
 
 
 def _say_error(exc):
-    from attention_workshop.userfiles import printable
+    from attention_workshop.reading import printable
 
     print(f"{PROG}: error: {printable(exc)}", file=sys.stderr)
 
@@ -251,7 +251,7 @@ def _out_of_memory(exc):  # a MemoryError -> the one line's text
 def _interrupted(exc):  # a KeyboardInterrupt (Interrupted: its signal, what it left) -> code
     """One line, said once (a second interrupt while it is said adds nothing): what the
     interrupt left, else what the command had done by then (interrupts.noted)."""
-    from attention_workshop.userfiles import printable
+    from attention_workshop.reading import printable
 
     left = getattr(exc, "left", None) or interrupts.noted() or "nothing was written"
     return interrupts.report(lambda: print(f"{PROG}: interrupted; {printable(left)}",

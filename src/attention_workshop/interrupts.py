@@ -87,7 +87,7 @@ def seen():  # -> the first signal `raised` received, or None
 
 
 def note(left):  # what an interrupt from now on leaves behind, e.g. "'out' holds the new set"
-    from attention_workshop.userfiles import printable  # escaped now, not in a handler
+    from attention_workshop.reading import printable  # escaped now, not in a handler
 
     _noted[:] = [printable(left)]
 

@@ -22,8 +22,8 @@ import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+from attention_workshop.reading import printable, refuse
 from attention_workshop.report import SECTION_HEAD, section_spans
-from attention_workshop.userfiles import printable, refuse
 
 LAST_LINE = 99_999  # results.log has under 200 lines; a bigger number is a typo (and a huge
 #                     range); a section numbered past it is one too

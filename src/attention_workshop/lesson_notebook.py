@@ -1,10 +1,10 @@
 """A Jupyter notebook (.ipynb) read as a lesson, so check-lesson can check its citations.
 
-A notebook is JSON (read through userfiles.read_json); a learner reads its markdown cells and
+A notebook is JSON (read through reading.read_json); a learner reads its markdown cells and
 its code cells' outputs, in order.
 """
 
-from attention_workshop.userfiles import read_json, refuse
+from attention_workshop.reading import read_json, refuse
 
 TODO = "give a notebook as Jupyter saves it (.ipynb)"
 

@@ -5,7 +5,7 @@ NAME file in it.
      "explore": {"explore_weights.png": {...}}}
 
 staging.py reads it to know a command's previous set (the files its new set replaces as a
-whole), and writes the new list with every commit. It is read through userfiles, like any
+whole), and writes the new list with every commit. It is read through reading.py, like any
 file a user could have edited; one that does not look like this is taken as empty (no
 file is then ours: none is replaced or removed). A file is replaced (`ours`) or removed
 with the previous set only if it is still what was written (`matches`: same size, same
@@ -94,7 +94,7 @@ def is_plain_name(name):
 
 
 def _read_json(path):
-    from attention_workshop.userfiles import read_json
+    from attention_workshop.reading import read_json
 
     try:
         return read_json(path, "file list", "it is rewritten by the next run")

@@ -13,7 +13,7 @@ import os
 import unicodedata
 
 from attention_workshop.errors import WorkshopError
-from attention_workshop.userfiles import printable
+from attention_workshop.reading import printable
 
 MAX_CHARS = 5000  # far above what a model's 512 tokens or explore's words need
 VISIBLE = "LNPS"  # Unicode categories that make a word: letters, numbers, punctuation, symbols

@@ -42,8 +42,8 @@ from pathlib import Path
 
 from attention_workshop import interrupts, manifest
 from attention_workshop.errors import Interrupted, WorkshopError
-from attention_workshop.files import OUT_TODO, cannot_write_folder
-from attention_workshop.userfiles import printable
+from attention_workshop.reading import printable
+from attention_workshop.writing import OUT_TODO, cannot_write_folder
 
 NEW, DONE = ".attention-workshop-new-", ".attention-workshop-done-"
 ASIDE = ".previous"  # inside a stage being committed: hard links to the files it replaces

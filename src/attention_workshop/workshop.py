@@ -7,9 +7,9 @@ run leaves the previous results.log and figures byte for byte as they were.
 
 from attention_workshop import modules as registry
 from attention_workshop.errors import WorkshopError
-from attention_workshop.files import OUT_TODO, write_atomic
+from attention_workshop.reading import printable  # paths in messages: one line
 from attention_workshop.report import Log
-from attention_workshop.userfiles import printable  # paths in messages: one line
+from attention_workshop.writing import OUT_TODO, write_atomic
 
 
 def compute(log, real=False, modules=None, missing=None):

@@ -45,7 +45,7 @@ def parse_heads(text, option="--heads"):  # "L18H6,L17H4" -> [(18, 6), (17, 4)]
     "'18:6' is not a head; write L<layer>H<head>, e.g. L18H6". `option` names the option in
     the messages (generate's is --ablate)."""
     from attention_workshop.errors import WorkshopError
-    from attention_workshop.userfiles import printable
+    from attention_workshop.reading import printable
 
     parts = [part.strip() for part in text.split(",")]
     if not any(parts):

@@ -3,7 +3,7 @@
 import sys
 from pathlib import Path
 
-from attention_workshop.files import DEFAULT_OUT
+from attention_workshop.writing import DEFAULT_OUT
 
 # check-lesson has no --out: when it cannot write the log it makes, it says what it can take
 NO_LOG_TODO = "give an existing log with --log PATH, or run check-lesson where you can write"
@@ -37,14 +37,14 @@ def read_lesson(path):  # -> (text, place): place(n) names a notebook's line n; 
         from attention_workshop.lesson_notebook import read_notebook
 
         return read_notebook(path)  # its markdown cells and text outputs
-    from attention_workshop.userfiles import read_text
+    from attention_workshop.reading import read_text
 
     return read_text(path, "lesson"), None
 
 
 def main(args):
     from attention_workshop.lesson_check import check_text, find_citations
-    from attention_workshop.userfiles import printable, read_text
+    from attention_workshop.reading import printable, read_text
 
     lessons = [(path, *read_lesson(path)) for path in args.files]
     for path, text, place in lessons:

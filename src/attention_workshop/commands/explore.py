@@ -4,7 +4,7 @@ import sys
 
 from attention_workshop.commands.figure_options import add_figure_format
 from attention_workshop.explore.views import VIEWS, help_text
-from attention_workshop.userfiles import printable  # paths in messages: one line
+from attention_workshop.reading import printable  # paths in messages: one line
 
 HELP = "show the raw and the wired attention head on any sentence, side by side"
 

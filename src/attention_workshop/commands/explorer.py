@@ -3,8 +3,8 @@
 import sys
 
 from attention_workshop.commands.explore import add_own_files, own_files
-from attention_workshop.files import DEFAULT_OUT
-from attention_workshop.userfiles import printable  # paths in messages: one line
+from attention_workshop.reading import printable  # paths in messages: one line
+from attention_workshop.writing import DEFAULT_OUT
 
 HELP = ("write explorer.html: one offline page to build sentences, move W_Q, W_K and W_V, and "
         "watch attention change (open it in any browser)")

@@ -5,7 +5,7 @@ import contextlib
 import json
 
 from attention_workshop.commands.real import model_help, progress, say
-from attention_workshop.userfiles import printable  # paths in messages: one line
+from attention_workshop.reading import printable  # paths in messages: one line
 
 HELP = ("let a language model (SmolLM2) continue a prompt, greedily, token by token, and show "
         "where each new token looked")

@@ -4,9 +4,9 @@ import contextlib
 import sys
 
 from attention_workshop.commands.figure_options import add_figure_format
+from attention_workshop.reading import printable  # paths in messages: one line
 from attention_workshop.real.catalog import DEFAULT, FILES, KNOWN  # no numpy: --help stays fast
 from attention_workshop.real.families import FAMILIES
-from attention_workshop.userfiles import printable  # paths in messages: one line
 
 HELP = ("run a real pretrained transformer (MiniLM, GPT-2, SmolLM2) on a sentence and show "
         "its attention")

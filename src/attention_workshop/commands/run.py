@@ -2,7 +2,7 @@
 
 from attention_workshop import modules
 from attention_workshop.commands.figure_options import add_figure_format
-from attention_workshop.files import DEFAULT_OUT
+from attention_workshop.writing import DEFAULT_OUT
 
 
 def HELP():  # upper case: the name every command defines

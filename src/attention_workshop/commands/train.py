@@ -58,7 +58,7 @@ def main(args):
         import json
 
         print(json.dumps(report))
-    from attention_workshop.userfiles import printable
+    from attention_workshop.reading import printable
 
     for path in paths:
         print(f"wrote {printable(stage.final(path))}",

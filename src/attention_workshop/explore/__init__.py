@@ -5,7 +5,7 @@ The parts, one job each:
     compute.py     explore(sentence, table, w_q, w_k, options) -> Exploration; Options (no
                    division, a causal mask, a W_V); positions, slow_motion
     tables.py      the embedding table and the W_Q / W_K wiring: built in, or the learner's
-                   TOML/JSON files (read through attention_workshop.userfiles)
+                   TOML/JSON files (read through attention_workshop.reading)
     views.py       the registry of views: --format NAME -> the module that renders it
     text_view.py   the text tables (the default view)
     json_view.py   JSON at full precision

@@ -16,8 +16,8 @@ from attention_workshop.attention import causal_mask, scaled_dot_product_attenti
 from attention_workshop.embeddings import tokenize
 from attention_workshop.errors import WorkshopError
 from attention_workshop.explore.tables import builtin_table, builtin_wiring
+from attention_workshop.reading import printable
 from attention_workshop.sentences import check_sentence
-from attention_workshop.userfiles import printable
 
 MAX_WORDS = 50  # a 50 x 50 table is already wider than any screen; 5,000 words would take minutes
 

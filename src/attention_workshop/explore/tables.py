@@ -16,7 +16,7 @@ Wiring file, one per matrix (rows = the table's axes, columns = channels):
 A table file adds its words to the built-in 20 (a word already there gets the file's row);
 with replace=True (`--replace-table`) the file's words are the whole table.
 
-The file is read through attention_workshop.userfiles (a regular file, at most 4 MB, UTF-8,
+The file is read through attention_workshop.reading (a regular file, at most 4 MB, UTF-8,
 shallow, every number finite); then every problem with its shape is one line in the same
 wording, `cannot read table file 'FILE': ...; see docs/explore.md`.
 """
@@ -27,7 +27,7 @@ import numpy as np
 
 from attention_workshop.attention import W_K_WIRED, W_Q_WIRED
 from attention_workshop.embeddings import AXES, EMBED
-from attention_workshop.userfiles import printable, read_data, refuse
+from attention_workshop.reading import printable, read_data, refuse
 
 CHANNELS = ("topic", "place")  # the built-in wiring's two channels
 HELP = "see docs/explore.md"
@@ -118,7 +118,7 @@ def load_wiring(path, name):  # name: "W_Q" | "W_K" | "W_V" -> Wiring
     return Wiring(np.array(list(rows.values())), channels, str(path))
 
 
-def _row(values, what, path, name):  # -> [n] floats (userfiles has checked they are finite)
+def _row(values, what, path, name):  # -> [n] floats (reading.py has checked they are finite)
     if not isinstance(values, list) or not values:
         raise refuse(what, path, f"{name} must be a non-empty list of numbers",
                      "write it like [0.9, 0.0, 0.3]")

@@ -11,8 +11,8 @@ import matplotlib
 from matplotlib.figure import Figure
 
 from attention_workshop.figures import FORMATS
-from attention_workshop.files import write_atomic
-from attention_workshop.userfiles import printable
+from attention_workshop.reading import printable
+from attention_workshop.writing import write_atomic
 
 DPI = 110
 MAX_LABEL = 24  # characters of a token drawn as a label; a longer one ends in "…"

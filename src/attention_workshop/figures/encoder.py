@@ -11,8 +11,8 @@ from attention_workshop.figures import Drawing
 from attention_workshop.figures.canvas import label, new_figure, save, styled
 from attention_workshop.figures.glyphs import annotate_cells, edge_labels
 from attention_workshop.figures.head_view import head_view_html
-from attention_workshop.files import write_atomic
 from attention_workshop.modules import module3
+from attention_workshop.writing import write_atomic
 
 
 @styled

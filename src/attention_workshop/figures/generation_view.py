@@ -65,6 +65,6 @@ def generation_html(model, generation):  # -> the page as a string
 
 
 def write_generation_view(model, generation, folder):  # -> Path of the page written
-    from attention_workshop.files import write_atomic
+    from attention_workshop.writing import write_atomic
 
     return write_atomic(folder / FILENAME, generation_html(model, generation))

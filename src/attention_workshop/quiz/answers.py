@@ -11,7 +11,7 @@ question 6. A question left out counts as unanswered.
 
 import re
 
-from attention_workshop.userfiles import printable, read_text, refuse
+from attention_workshop.reading import printable, read_text, refuse
 
 _LINE = re.compile(r"(?:(\d+)\.)?(\d+)\s*[:=]\s*(.*)")
 MAX_ANSWER = 100  # characters: an answer is a number or a letter; a 5,000-digit one is a mistake

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from attention_workshop.errors import WorkshopError
-from attention_workshop.userfiles import path_kind, printable
+from attention_workshop.reading import path_kind, printable
 
 FILES = ("config.json", "model.safetensors", "tokenizer.json")
 SHARDED = "model.safetensors.index.json"  # stands for model.safetensors when sharded

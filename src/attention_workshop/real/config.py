@@ -8,10 +8,10 @@ wrongly). Every value is checked (folder_checks.config_value) before anything is
 
 from dataclasses import dataclass, fields
 
+from attention_workshop.reading import refuse
 from attention_workshop.real.families import FAMILIES, family
 from attention_workshop.real.formats import folder_checks as checks
 from attention_workshop.real.layers import ACTIVATION
-from attention_workshop.userfiles import refuse
 
 MAX_TOKENS = 512  # [n_layer, n_head, T, T] weights are kept, printed and drawn: T stays modest
 
@@ -121,6 +121,6 @@ def checked(cfg, where):  # ModelConfig with 0s for "as usual" -> the resolved M
 
 def read_config(path):  # Path to config.json -> ModelConfig
     """Example: MiniLM's config.json -> ModelConfig(family='bert', n_layer=6, n_head=12, ...)."""
-    from attention_workshop.userfiles import read_json
+    from attention_workshop.reading import read_json
 
     return config_from_dict(read_json(path, "model config", checks.TODO), path)

@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from attention_workshop.errors import WorkshopError
+from attention_workshop.reading import printable
 from attention_workshop.real.accelerator import forward_for
 from attention_workshop.real.config import MAX_TOKENS, ModelConfig
 from attention_workshop.real.families import Weights, family, running_layer
 from attention_workshop.real.formats.finite import all_finite
 from attention_workshop.sentences import check_sentence
-from attention_workshop.userfiles import printable
 
 
 def shape_of(value):  # a field's value -> its short description for a repr

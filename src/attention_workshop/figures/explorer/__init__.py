@@ -20,8 +20,8 @@ from attention_workshop.figures.explorer.data import (
     real_data,
 )
 from attention_workshop.figures.explorer.page import explorer_html
-from attention_workshop.files import write_atomic
 from attention_workshop.modules import module2, module3, module4
+from attention_workshop.writing import write_atomic
 
 __all__ = ["FIGURES", "decoder_section", "explorer_data", "explorer_html", "model_runs",
            "real_command_page", "real_data", "real_section", "write_explorer", "write_page"]

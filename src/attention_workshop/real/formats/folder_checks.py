@@ -1,6 +1,6 @@
 """What a model folder must hold, checked before anything is allocated for it.
 
-- config.json (read through userfiles.read_json: a regular file, no NaN, no repeated key):
+- config.json (read through reading.read_json: a regular file, no NaN, no repeated key):
   every size a whole number of at least 1 (not true, not "384", not 2.5), the layer-norm
   epsilon a positive number, the activation a known name (`config_value`);
 - model.safetensors, from its header alone (names, dtypes, shapes; nothing loaded): no more
@@ -9,7 +9,7 @@
   (`check_dtype`);
 - tokenizer.json: every id it can give has a row in the embedding table (`check_token_ids`).
 
-Each refusal is one line in userfiles' wording, e.g. "cannot read model config
+Each refusal is one line in reading.py's wording, e.g. "cannot read model config
 'm/config.json': num_attention_heads is 0; it must be a whole number, at least 1; fix it, or
 give the folder of a complete model".
 """
@@ -19,7 +19,7 @@ import json
 import math
 from pathlib import Path
 
-from attention_workshop.userfiles import printable, refuse
+from attention_workshop.reading import printable, refuse
 
 TODO = "fix it, or give the folder of a complete model"
 DTYPES = {"F16": "float16", "BF16": "bfloat16", "F32": "float32", "F64": "float64"}

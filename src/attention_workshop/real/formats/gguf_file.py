@@ -27,7 +27,7 @@ import stat
 import struct
 from typing import NamedTuple
 
-from attention_workshop.userfiles import os_reason, printable, refuse
+from attention_workshop.reading import os_reason, printable, refuse
 
 MAGIC = b"GGUF"
 VERSIONS = (2, 3)  # version 1 wrote 32-bit counts; no reader reads it any more
@@ -97,7 +97,7 @@ def _map(path):  # -> mmap of a regular, non-empty file; WorkshopError otherwise
                          "header (24)", TODO)
         with open(path, "rb") as f:
             return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    except OSError as exc:  # userfiles' words for each: missing, too long, not enough memory
+    except OSError as exc:  # reading.py's words for each: missing, too long, not enough memory
         raise refuse("GGUF file", path, *os_reason(exc)) from None
     except ValueError:  # a NUL byte in the name
         raise refuse("GGUF file", path, "the name holds a NUL byte", "check the path") from None

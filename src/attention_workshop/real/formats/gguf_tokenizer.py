@@ -18,7 +18,7 @@ Example: gguf_tokenizer(metadata, "m.gguf").encode("the river bank").ids -> [119
 
 import functools
 
-from attention_workshop.userfiles import printable, refuse
+from attention_workshop.reading import printable, refuse
 
 # tokenizer.ggml.pre -> split as GPT-2 (the names transformers also splits that way); another
 # name (llama-bpe, qwen2, ...) means another split, which this does not build: refused

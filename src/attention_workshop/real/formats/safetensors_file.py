@@ -61,7 +61,7 @@ def tensors(path):  # Path -> {name: Stored}; ValueError or OSError if malformed
 
 def header(raw):  # the header's bytes -> {name: entry}, __metadata__ checked and left out
     """Example: b'{"__metadata__": {"format": "pt"}, "w": {...}}' -> {"w": {...}}."""
-    from attention_workshop.userfiles import DuplicateKey, unique_keys
+    from attention_workshop.reading import DuplicateKey, unique_keys
 
     try:
         doc = json.loads(raw.decode("utf-8"), object_pairs_hook=unique_keys,
@@ -131,7 +131,7 @@ def check_layout(entries, size):  # {name: fields}, bytes after the header
 
 
 def _shown(text):  # a name from the file, on one line and cut
-    from attention_workshop.userfiles import printable
+    from attention_workshop.reading import printable
 
     return printable(text, 80)
 

@@ -13,8 +13,7 @@ import errno
 from pathlib import Path
 
 from attention_workshop.errors import WorkshopError
-from attention_workshop.real.formats.folder_checks import TODO
-from attention_workshop.userfiles import (
+from attention_workshop.reading import (
     UnreadablePath,
     os_reason,
     path_kind,
@@ -23,6 +22,7 @@ from attention_workshop.userfiles import (
     refuse,
     stat_kind,
 )
+from attention_workshop.real.formats.folder_checks import TODO
 
 SINGLE = "model.safetensors"
 INDEX = "model.safetensors.index.json"

@@ -1,4 +1,4 @@
-"""userfiles, the one door for users' files: what it reads (worked here by hand), and each
+"""reading, the one door for users' files: what it reads (worked here by hand), and each
 limit exactly at its edge. tests/test_hostile_files.py runs the same through the commands."""
 
 import json
@@ -6,7 +6,7 @@ import json
 import pytest
 
 from attention_workshop.errors import WorkshopError
-from attention_workshop.userfiles import (
+from attention_workshop.reading import (
     MAX_BYTES,
     MAX_DEPTH,
     MAX_DIGITS,
