@@ -40,7 +40,7 @@ COMMANDS = {
     "explore": "explore",
     "quiz": "quiz",
     "real": "real",
-    "explorer": "explorer",
+    "explorer": "explorer_page",  # writes explorer.html (explore.py prints a sentence's heads)
     "check-lesson": "check_lesson",
     "heads": "heads",
     "generate": "generate",

@@ -5,7 +5,7 @@ and W_V, and watches attention change; [S5] and a real model's heads beside them
 the scripts (package data in this folder; engine.js holds the attention math, tested equal to
 the Python engine in a real browser; docs/explorer.md lists every script). One function,
 write_page, builds the page for all three commands: `run` through FIGURES (workshop_page),
-`explorer` (commands/explorer.py) and `real --out` (real_command_page). The head view
+`explorer` (commands/explorer_page.py) and `real --out` (real_command_page). The head view
 (figures/head_view.py) keeps its template and script here too, beside the helpers it shares.
 """
 
