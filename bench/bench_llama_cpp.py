@@ -44,6 +44,13 @@ def about():  # -> one line for the benchmark's header
     return f"llama.cpp: {path}"
 
 
+def sdist(path):  # -> ", from the sdist ..." for a llama-bench build_llama_bench.py built
+    """The sdist carries no git history, so its build says number 0, commit unknown."""
+    inside = build_llama_bench.cache_folder() in Path(path).resolve().parents
+    return (f", from the sdist {build_llama_bench.PACKAGE}=={build_llama_bench.VERSION}"
+            if inside else "")
+
+
 def times(path, gguf, threads, prompts=(), new=0, runs=3):
     # llama-bench, a GGUF, threads, prompt lengths, new tokens, repetitions ->
     # ({"pp16": [seconds a pass], "tg32": [seconds a new token]}, the build's version)
@@ -99,8 +106,8 @@ def bench(threads, args, script):
     held = mine["ours"].ask(cmd="bytes")["bytes"]
     for w in mine.values():
         w.close()
-    who = (f"llama.cpp (build {version.get('number')}, commit {version.get('commit')})"
-           if path else "llama.cpp (NOT FOUND: its columns are empty)")
+    who = (f"llama.cpp (build {version.get('number')}, commit {version.get('commit')}"
+           f"{sdist(path)})" if path else "llama.cpp (NOT FOUND: its columns are empty)")
     print(f"\n{threads} thread(s) against {who}: {args.blocks} blocks x {args.runs} runs a "
           "side, alternating; ms, median [min-max]; ratio: ours / llama.cpp, block by block")
     print(f"{'':>6}  {'ours':>24}  {'llama.cpp':>24}  {'ours / llama.cpp':>18}")
