@@ -9,6 +9,7 @@ text is what their apply_chat_template writes.
 
 import numpy as np
 import pytest
+from interventions_reference import greedy
 from smollm2_reference import smollm2_path
 
 from attention_workshop.real import load_model
@@ -63,21 +64,6 @@ def test_attentions_and_logits_equal_transformers(ours, smollm2_model, smollm2_t
     assert (np.abs(result.hidden_states - hidden) / scale).max() < 1e-4
 
 
-def their_greedy(model, ids, n):  # transformers, a hand loop: argmax each step, their cache
-    new, past = [], None
-    with torch.no_grad():
-        step = torch.tensor([ids])
-        for _ in range(n):
-            out = model(input_ids=step, cache=past, use_cache=True)
-            past = out.cache
-            token = int(out.logits[0, -1].argmax())
-            new.append(token)
-            if token == 2:
-                break
-            step = torch.tensor([[token]])
-    return new
-
-
 @pytest.mark.parametrize(("prompt", "chat"), PROMPTS)
 def test_greedy_decoding_writes_transformers_ids(ours, smollm2_model, smollm2_tokenizer, prompt,
                                                 chat):
@@ -90,7 +76,7 @@ def test_greedy_decoding_writes_transformers_ids(ours, smollm2_model, smollm2_to
         text = prompt
     ids = smollm2_tokenizer(text)["input_ids"]
     assert generation.prompt_ids == ids
-    assert generation.new_ids == their_greedy(smollm2_model, ids, 32)
+    assert generation.new_ids == greedy(smollm2_model, ids, 32, eos=2)  # 2: <|im_end|>
     assert generation.text == smollm2_tokenizer.decode(generation.new_ids,
                                                        skip_special_tokens=True)
 
