@@ -12,7 +12,7 @@ from explore_cli import explore_json
 
 from attention_workshop import cli
 from attention_workshop.embeddings import SENT_MONEY
-from attention_workshop.figures import explorer
+from attention_workshop.figures import explorer, parallel
 from attention_workshop.figures.head_view import head_view_html
 
 
@@ -80,6 +80,8 @@ def test_one_function_builds_the_page_for_run_explorer_and_real(tmp_path, monkey
         return build(folder, scaling, real, *args, **kwargs)
 
     monkeypatch.setattr(explorer, "write_page", recorded)
+    # one process draws every figure: a forked child's calls would not be recorded here
+    monkeypatch.setattr(parallel, "can_fork", lambda: False)
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         assert cli.main(["run", "--no-real", "--out", str(tmp_path / "run")]) == 0
         assert cli.main(["explorer", "the money bank", "--no-real", "--out",
