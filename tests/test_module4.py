@@ -3,13 +3,14 @@
 The module runs SmolLM2 in float64 with our own code; here each logged kind of number is
 recomputed independently: the sizes by hand, the rotary fact with transformers' own
 apply_rotary_pos_emb, bank's weights and the pattern scores from transformers' attentions,
-the greedy continuations from transformers' own greedy loop (test_smollm2.their_greedy).
+the greedy continuations from transformers' own greedy loop (interventions_reference.greedy).
 """
 
 import numpy as np
 import pytest
+from interventions_reference import greedy
 from smollm2_reference import smollm2_path
-from test_smollm2 import reference_run, their_greedy
+from test_smollm2 import reference_run
 
 from attention_workshop.modules import module4
 from attention_workshop.real.analysis.head_patterns import pattern_scores
@@ -94,7 +95,7 @@ def test_the_continuations_are_transformers_greedy_ids(module_run, smollm2_model
     result, _ = module_run
     for generation in (result.continuation, result.answer):
         n = len(generation.new_ids)
-        assert generation.new_ids == their_greedy(smollm2_model, generation.prompt_ids, n)
+        assert generation.new_ids == greedy(smollm2_model, generation.prompt_ids, n, eos=2)
     chat = smollm2_tokenizer.apply_chat_template(
         [{"role": "user", "content": module4.QUESTION}], add_generation_prompt=True,
         tokenize=False)
