@@ -34,8 +34,8 @@ GLOBAL = ("hook_embed", "ln_final.hook_normalized")
 
 def point_names(n_layer):  # -> every hook name a forward of n_layer layers calls, in order
     """Example: point_names(1)[:2] -> ['hook_embed', 'blocks.0.attn.hook_q']."""
-    return ["hook_embed", *(f"blocks.{i}.{n}" for i in range(n_layer) for n in NAMES),
-            "ln_final.hook_normalized"]
+    first, last = GLOBAL
+    return [first, *(f"blocks.{i}.{n}" for i in range(n_layer) for n in NAMES), last]
 
 
 class Hooks:
@@ -79,9 +79,6 @@ class LayerHooks:
 
     def wants(self, name):
         return self.hooks.wants(self.prefix + name)
-
-
-NO_HOOKS = Hooks()
 
 
 class Chain:
