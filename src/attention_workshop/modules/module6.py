@@ -34,6 +34,7 @@ class Result:
     snapshots: list  # [induction.Snapshot] every induction.EVERY steps
     phase: tuple  # (step before, step after) the steepest fall of the second-copy loss
     ablation: dict  # {label: (first_copy, second_copy) loss with those heads off}
+    wiring_path: tuple = ()  # ((W_Q, W_K) [4, 2] each) at every step 0 .. wiring.STEPS, copies
 
 
 def log_wiring(log, w_q, w_k, losses):
@@ -185,7 +186,8 @@ def run(log, earlier):
     """Log [S20]-[S24] (reads no earlier module)."""
     with one_blas_thread():  # products round the same way on every machine's thread count
         data = wiring.make_batch(wiring.sentences(wiring.TRAIN))
-        w_q, w_k, losses, _ = wiring.train(*wiring.start(), data)
+        path = []  # the explorer's replay: (W_Q, W_K) at every step
+        w_q, w_k, losses, _ = wiring.train(*wiring.start(), data, path=path)
         log_wiring(log, w_q, w_k, losses)
         learned, wired = log_bank(log, w_q, w_k)
         aside = {scaled: scale_aside.measure(scaled) for scaled in (True, False)}
@@ -195,4 +197,4 @@ def run(log, earlier):
         ablation = log_tools(log, params, snaps)
     return Result(W_Q=w_q, W_K=w_k, wiring_losses=losses, bank_learned=learned,
                   bank_wired=wired, aside=aside, snapshots=snaps, phase=phase,
-                  ablation=ablation)
+                  ablation=ablation, wiring_path=tuple(path))

@@ -64,6 +64,7 @@ class Snapshot:
     induction: np.ndarray  # [L, H] Module 4's induction score on the pattern sequence
     previous: np.ndarray  # [L, H] its previous-token score
     attentions: np.ndarray  # [L, H, T, T] every head's weights on the pattern sequence
+    params: dict | None = None  # {name: array}: a copy of the parameters at this step
 
 
 def held_out(cfg=CONFIG, seed=0, segment=SEGMENT):  # -> the fixed evaluation Batch
@@ -86,8 +87,9 @@ def copy_losses(params, cfg, data, ablate=()):  # -> (first_copy, second_copy) m
 def snapshot(params, cfg, step, loss, data):  # -> Snapshot on the evaluation batch `data`
     _, cache = transformer.forward(params, cfg, np.asarray(pattern_sequence(cfg))[None])
     att = cache["attentions"][:, 0]  # [L, H, T, T]
+    kept = {name: p.copy() for name, p in params.items()}  # a copy: the replay's, never trained
     return Snapshot(step, loss, *copy_losses(params, cfg, data),
-                    pattern_scores(att, "induction"), pattern_scores(att, "previous"), att)
+                    pattern_scores(att, "induction"), pattern_scores(att, "previous"), att, kept)
 
 
 def train(cfg=CONFIG, steps=STEPS, seed=0, batch_size=BATCH, lr=LR, every=EVERY, params=None,

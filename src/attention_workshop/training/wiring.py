@@ -82,11 +82,15 @@ def start(d_k=2, seed=SEED, size=START):  # -> (W_Q, W_K) [4, d_k] each, the fix
             rng.standard_normal((len(AXES), d_k)) * size)
 
 
-def train(w_q, w_k, data, steps=STEPS, lr=LR, scaled=True):
+def train(w_q, w_k, data, steps=STEPS, lr=LR, scaled=True, path=None):
     # -> (W_Q, W_K, losses [steps + 1], gradient norms [steps + 1])
-    """Plain gradient descent on both matrices; the loss and gradient size at every step."""
+    """Plain gradient descent on both matrices; the loss and gradient size at every step.
+    `path`: a list that gets a copy of (W_Q, W_K) at every step 0 .. steps (the explorer's
+    replay); the training is the same with or without it."""
     losses, norms = [], []
     for step in range(steps + 1):
+        if path is not None:
+            path.append((w_q.copy(), w_k.copy()))
         loss, d_q, d_k, _ = loss_and_grads(w_q, w_k, data, scaled)
         losses.append(loss)
         norms.append(float(np.sqrt((d_q**2).sum() + (d_k**2).sum())))

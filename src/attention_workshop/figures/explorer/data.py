@@ -88,11 +88,12 @@ def model_runs(model, sentences, done=None):  # Model, [str] -> {sentence: RunRe
 
 
 def explorer_data(scaling, real=None, sentence=SENT_RIVER, word="bank", own=(None,) * 4,
-                  decoder=None):
+                  decoder=None, training=None):
     # -> the page's data; own: the learner's (Table, W_Q, W_K, W_V), see toy_data; decoder:
-    # decoder_section(Module 4's Result), or None (no Module 4 panel)
+    # decoder_section(Module 4's Result), or None (no Module 4 panel); training:
+    # data_module6.training_section(Module 6's Result), or None (no Module 6 panel)
     return {"title": TITLE, **toy_data(sentence, word, own), "s5": scaling_data(scaling),
-            "real": real, "decoder": decoder}
+            "real": real, "decoder": decoder, "training": training}
 
 
 def thousandths(x):  # array of weights or scores -> nested lists of whole thousandths
