@@ -43,8 +43,9 @@ AW.panel("training.js", ({h, s, panel, heat, MatrixView, scrollBox, cellReadout,
     return {element, go, move, at: () => Number(range.value)};
   }
 
-  // A loss curve: each series against the step, a band (the phase change) and the step shown.
-  function curve(id, steps, series, band, label) {
+  // A loss curve: each series against the step, a band (the phase change), a dotted level
+  // ([value, its name]: what a model that cannot tell scores) and the step shown.
+  function curve(id, steps, series, band, label, level) {
     const W = 420, H = 200, L = 40, R = 12, T = 10, B = 34, last = steps[steps.length - 1] || 1;
     const top = Math.max(...series.flatMap(sr => sr.values));
     const unit = top > 2 ? 1 : top > 1 ? 0.5 : 0.2, yMax = Math.ceil(top / unit) * unit;
@@ -63,6 +64,10 @@ AW.panel("training.js", ({h, s, panel, heat, MatrixView, scrollBox, cellReadout,
                             height: H - T - B, class: "phase"}),
                  s("text", {x: x(band[1]) + 4, y: H - B - 6, class: "tick start"},
                    "\u2190 phase change"));
+    }
+    if (level) {
+      svg.append(s("line", {x1: L, x2: W - R, y1: y(level[0]), y2: y(level[0]), class: "level"}),
+                 s("text", {x: L + 4, y: y(level[0]) + 12, class: "tick start"}, level[1]));
     }
     const now = s("line", {y1: T, y2: H - B, class: "now-line"});
     svg.append(now);
@@ -89,7 +94,7 @@ AW.panel("training.js", ({h, s, panel, heat, MatrixView, scrollBox, cellReadout,
   // --- [S20]-[S21]: the toy's W_Q and W_K, learned ---
   function toy(w) {
     const {steps, axes} = w, end = steps.length - 1;
-    body.append(h("h3", {}, "The toy's wiring, learned ([S20]-[S21])"),
+    body.append(h("h3", {}, "The toy's wiring, learned"),
       h("p", {class: "hint"}, "The task: bank's output must tell which kind of bank the " +
         "sentence is about (its water and money numbers are the two scores). W_Q and W_K (4 " +
         "\u00d7 2) start near zero, every weight near even, and plain gradient descent moves " +
@@ -97,7 +102,7 @@ AW.panel("training.js", ({h, s, panel, heat, MatrixView, scrollBox, cellReadout,
     const loss = curve("m6-toy-curve", steps, [{values: w.loss.map(v => v / 1000),
       cls: "second", name: "training loss"}], null,
       k => `training loss against the step; at step ${steps[k]}: ${fixed(w.loss[k] / 1000)} ` +
-        `nats (log 2 = 0.693 when it cannot tell)`);
+        `nats (log 2 = 0.693 when it cannot tell)`, [Math.log(2), "log 2: cannot tell"]);
     const say = cellReadout("Point at or focus a table (arrow keys) to read one number.");
     const product = (id, caption, values) => {
       const view = new MatrixView(caption, axes, axes, {
@@ -151,7 +156,7 @@ AW.panel("training.js", ({h, s, panel, heat, MatrixView, scrollBox, cellReadout,
     const names = [];
     for (let l = 0; l < layers; l++) for (let hd = 0; hd < heads; hd++) names.push(`L${l} H${hd}`);
     const T = tokens.length, label = j => `${j}: ${tokens[j]}`;
-    body.append(h("h3", {}, "An induction head forms ([S23])"),
+    body.append(h("h3", {}, "An induction head forms"),
       h("p", {class: "hint"}, `A ${layers}-layer attention-only transformer (${heads} heads a ` +
         `layer, d_model ${m.d_model}, ${m.vocab} tokens) learns to predict the next token of ` +
         "random tokens in which a stretch repeats once, at a random distance. The first copy " +
@@ -162,7 +167,8 @@ AW.panel("training.js", ({h, s, panel, heat, MatrixView, scrollBox, cellReadout,
       {values: m.second, cls: "second", name: "second copy"}], phase,
       k => `held-out loss against the step, the phase change between steps ${phase[0]} and ` +
         `${phase[1]} shaded; at step ${steps[k]}: first copy ${fixed(m.first[k], 2)}, second ` +
-        `copy ${fixed(m.second[k], 2)} nats`);
+        `copy ${fixed(m.second[k], 2)} nats`,
+      [Math.log(m.vocab), `log ${m.vocab}: random tokens`]);
     const line = readout(), notice = h("p", {class: "hint", id: "m6-notice", "aria-live": "polite"});
     line.id = "m6-now";
     const jump = h("button", {type: "button", id: "m6-phase"},
