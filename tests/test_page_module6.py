@@ -255,9 +255,9 @@ def test_screenshots_of_the_panel_at_desktop_and_phone_width(browser, training_p
     for name, (width, height) in {"explorer-module6.png": (1280, 800),
                                   "explorer-module6-phone.png": (390, 844)}.items():
         page = (opened := open_page(browser, training_page, width, height)).page
-        page.click("#m6-phase")
-        page.eval_on_selector("#m6-step", "e => e.scrollIntoView()")
-        page.mouse.move(0, 0)
+        page.focus("#m6-phase")
+        page.keyboard.press("Enter")
+        page.eval_on_selector("#m6-induction", "e => e.scrollIntoView()")
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         page.screenshot(path=tmp_path / name)
         assert png_size(tmp_path / name) == (width, height) and not opened.errors

@@ -94,7 +94,7 @@ AW.panel("training.js", ({h, s, panel, heat, MatrixView, scrollBox, cellReadout,
   // --- [S20]-[S21]: the toy's W_Q and W_K, learned ---
   function toy(w) {
     const {steps, axes} = w, end = steps.length - 1;
-    body.append(h("h3", {}, "The toy's wiring, learned"),
+    body.append(h("h3", {id: "m6-toy"}, "The toy's wiring, learned"),
       h("p", {class: "hint"}, "The task: bank's output must tell which kind of bank the " +
         "sentence is about (its water and money numbers are the two scores). W_Q and W_K (4 " +
         "\u00d7 2) start near zero, every weight near even, and plain gradient descent moves " +
@@ -156,7 +156,7 @@ AW.panel("training.js", ({h, s, panel, heat, MatrixView, scrollBox, cellReadout,
     const names = [];
     for (let l = 0; l < layers; l++) for (let hd = 0; hd < heads; hd++) names.push(`L${l} H${hd}`);
     const T = tokens.length, label = j => `${j}: ${tokens[j]}`;
-    body.append(h("h3", {}, "An induction head forms"),
+    body.append(h("h3", {id: "m6-induction"}, "An induction head forms"),
       h("p", {class: "hint"}, `A ${layers}-layer attention-only transformer (${heads} heads a ` +
         `layer, d_model ${m.d_model}, ${m.vocab} tokens) learns to predict the next token of ` +
         "random tokens in which a stretch repeats once, at a random distance. The first copy " +
