@@ -34,6 +34,72 @@ def test_induction_text_shows_progress_and_writes_figures(tmp_path, capsys):
     assert lines[4].startswith("notice: ")
     assert sorted(p.name for p in out.iterdir() if p.suffix == ".png") == [
         "induction_forms.png", "induction_patterns.png"]
+    assert (out / "explorer.html").is_file()
+    assert lines[-1] == f"wrote {out / 'explorer.html'}"
+
+
+def page_numbers(browser, path):  # -> what the Module 6 panel shows at its last step
+    from browser import cells, open_page
+
+    page = (opened := open_page(browser, path)).page
+    shown = {"source": page.text_content("#m6-source"),
+             "parts": [page.locator(p).count() for p in ("#m6-toy-step", "#m6-step")]}
+    for part in ("#m6-toy-step", "#m6-step"):
+        if page.locator(part).count():
+            page.focus(part)
+            page.keyboard.press("End")
+            shown[part] = page.text_content(f"{part}-value")
+    if page.locator("#m6-step").count():
+        shown["scores"] = cells(page, "#m6-scores")
+        shown["now"] = page.text_content("#m6-now")
+    if page.locator("#m6-toy-step").count():
+        shown["product"] = cells(page, "#m6-toy-now")
+    assert not opened.errors
+    return shown
+
+
+def test_train_induction_out_writes_the_page_of_this_training(browser, tmp_path, capsys):
+    """The page opens with Module 6's panel replaying this command's own seed and steps: its
+    last step's scores are the command's JSON (its own report of the same training)."""
+    out = tmp_path / "out"
+    argv = ["train", "induction", "--steps", "60", "--seed", "3", "--format", "json"]
+    assert cli.main([*argv, "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert captured.err.splitlines()[-1] == f"wrote {out / 'explorer.html'}"
+    shown = page_numbers(browser, out / "explorer.html")
+    assert shown["source"].startswith("attention-workshop train induction --seed 3 --steps 60:")
+    assert shown["parts"] == [0, 1]  # no toy: this command trained the transformer only
+    assert report["step"] == [0, 25, 50, 60] and shown["#m6-step"] == "step 60 of 60"
+    ind, prev = np.array(report["induction"][-1]), np.array(report["previous"][-1])
+    assert shown["scores"] == [[f"{ind[lay, h]:.2f}", f"{prev[lay, h]:.2f}"]
+                               for lay in range(2) for h in range(2)]
+    assert shown["now"] == (f"Step 60 of 60: held-out loss {report['first_copy_loss'][-1]:.2f} "
+                            f"nats on the first copy, {report['second_copy_loss'][-1]:.2f} on "
+                            "the second.")
+
+
+def test_train_wiring_out_writes_the_page_of_this_training(browser, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert cli.main(["train", "wiring", "--steps", "40", "--seed", "2", "--out", str(out),
+                     "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert sorted(p.name for p in out.glob("[!.]*")) == ["explorer.html", "learned_wiring.png"]
+    shown = page_numbers(browser, out / "explorer.html")
+    assert shown["source"].startswith("attention-workshop train wiring --seed 2 --steps 40:")
+    assert shown["parts"] == [1, 0] and shown["#m6-toy-step"] == "step 40 of 40"
+    product = np.array(report["W_Q"]) @ np.array(report["W_K"]).T
+    assert shown["product"] == [[f"{v:.3f}" if f"{v:.3f}" != "-0.000" else "0.000" for v in row]
+                                for row in product]
+
+
+def test_an_unwritable_out_is_one_line_exit_2_before_training(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("mine\n")
+    assert cli.main(["train", "induction", "--out", str(blocker / "out")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1
+    assert "a-file" in captured.err and blocker.read_text() == "mine\n"
 
 
 def test_induction_json_keys(capsys):

@@ -9,6 +9,7 @@ induction  the 2-layer attention-only transformer by Adam: an induction head for
 import sys
 
 TASKS = ("wiring", "induction")
+PAGE = "explorer.html"  # written beside the figures by --out
 MAX_STEPS = 20000  # a bound on the work: 20000 induction steps take minutes
 HELP = "train the toy's wiring or a small transformer with our own backprop (Module 6)"
 
@@ -25,7 +26,9 @@ def add_arguments(parser):
                              "the log's")
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="progress and a summary as it trains (default), or JSON at the end")
-    parser.add_argument("--out", metavar="DIR", help="also write the figures into DIR")
+    parser.add_argument("--out", metavar="DIR",
+                        help="also write the figures and explorer.html (this training "
+                             "replayed step by step) into DIR")
 
 
 def check(args):  # -> None, or WorkshopError naming the option and what to give
@@ -49,11 +52,13 @@ def main(args):
             from attention_workshop.staging import staged
 
             # a learner's own file of one of the figures' names: refused before training
-            stage = stack.enter_context(staged(args.out, "train", expect=figure_names(args.task)))
+            stage = stack.enter_context(staged(args.out, "train", expect=(
+                *figure_names(args.task), PAGE)))
         say = print if args.format == "text" else (lambda line: None)
         run = train_wiring if args.task == "wiring" else train_induction
         report, result = run(args.steps, args.seed, say)
-        paths = draw(args.task, result, stage.path) if stage else []
+        paths = [*draw(args.task, result, stage.path), page(args, result, stage.path)
+                 ] if stage else []
     if args.format == "json":
         import json
 
@@ -77,7 +82,8 @@ def train_wiring(steps, seed, say):  # -> (JSON report, module6.Result for the f
 
     steps = steps or wiring.STEPS
     data = wiring.make_batch(wiring.sentences(wiring.TRAIN))
-    w_q, w_k, losses, _ = wiring.train(*wiring.start(seed=seed), data, steps)
+    path = []  # (W_Q, W_K) at every step: the page's replay
+    w_q, w_k, losses, _ = wiring.train(*wiring.start(seed=seed), data, steps, path=path)
     for step in range(0, steps + 1, max(1, steps // 10)):
         say(f"step {step:5d}: loss {losses[step]:.3f}")
     say("notice: the loss waits while every weight is near even, then falls once bank "
@@ -95,7 +101,7 @@ def train_wiring(steps, seed, say):  # -> (JSON report, module6.Result for the f
     result = module6.Result(W_Q=w_q, W_K=w_k, wiring_losses=np.asarray(losses),
                             bank_learned={s: b[0] for s, b in bank.items()},
                             bank_wired={s: b[1] for s, b in bank.items()}, aside={},
-                            snapshots=[], phase=(), ablation={})
+                            snapshots=[], phase=(), ablation={}, wiring_path=tuple(path))
     return report, result
 
 
@@ -128,6 +134,19 @@ def train_induction(steps, seed, say):  # -> (JSON report, module6.Result for th
 def figure_names(task):  # "wiring" -> ("learned_wiring.png",)
     return ("learned_wiring.png",) if task == "wiring" else (
         "induction_forms.png", "induction_patterns.png")
+
+
+def page(args, result, folder):  # -> explorer.html in the stage: this training replayed
+    """The one builder of explorer.html (write_page) with Module 6's panel from this run;
+    Modules 1-2 and [S5] as on every page, no real model."""
+    from attention_workshop.figures.explorer import write_page
+    from attention_workshop.figures.explorer.data_module6 import training_section
+    from attention_workshop.modules.module2 import scaling_experiment
+
+    steps = "" if args.steps is None else f" --steps {args.steps}"
+    source = (f"attention-workshop train {args.task} --seed {args.seed}{steps}: trained in "
+              "float64 by the workshop's own backpropagation, in this command")
+    return write_page(folder, scaling_experiment(), training=training_section(result, source))
 
 
 def draw(task, result, folder):  # -> the figure paths written into the stage
