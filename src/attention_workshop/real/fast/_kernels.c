@@ -340,6 +340,91 @@ static void block_rows(int version, int bits, const void *q, const float *scales
     else q8_rows_c(q, scales, x, out, rows, n);
 }
 
+/* --- A generated token's steps around its products (fast/decode_step.py) ---
+
+   One token, so each is a few hundred numbers: what numpy's calls cost here is their
+   overhead (a dozen calls for an RMSNorm, two batched products and a copy for an attention
+   row), not their arithmetic. Same formulas as layers.py's rms_norm and rotate and
+   fast/llama.py's attention. */
+
+/* out = x / sqrt(mean(x^2) + eps) * weight, x [n]: the sum of squares in 16 lanes (numpy's
+   pairwise sum in another order), then as numpy rounds: (x r) w, r = 1 / sqrt(ms + eps). */
+VECTOR_WIDTHS static void rms_norm_f32(const float *x, const float *weight, float eps, float *out,
+                                       Py_ssize_t n) {
+    float lanes[16] = {0.0f}, total = 0.0f;
+    Py_ssize_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 16; j++) lanes[j] += x[i + j] * x[i + j];
+    for (; i < n; i++) lanes[i % 16] += x[i] * x[i];
+    for (int j = 0; j < 16; j++) total += lanes[j];
+    float r = 1.0f / sqrtf(total / (float)n + eps);
+    for (i = 0; i < n; i++) out[i] = (x[i] * r) * weight[i];
+}
+
+/* Rotary positions on rows of x [rows, d] in place, the halves convention: (x_j, x_j+d/2)
+   turned by the angle whose cos and sin [d] (float64) are given. In float64, as numpy's
+   x * cos + turned * sin with float64 cos and sin, each product and the sum rounded to float64
+   (no fused multiply-add: this loop is compiled for the baseline CPU only), then to float32:
+   the same bits as layers.rotate. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off")))
+#endif
+static void rotary_f32(float *x, const double *cos_, const double *sin_, Py_ssize_t rows,
+                       Py_ssize_t d) {
+    Py_ssize_t half = d / 2;
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        float *row = x + r * d;
+        for (Py_ssize_t j = 0; j < half; j++) {
+            double a = row[j], b = row[j + half];
+            double first = a * cos_[j], second = b * cos_[j + half];
+            double turned_first = -b * sin_[j], turned_second = a * sin_[j + half];
+            row[j] = (float)(first + turned_first);
+            row[j + half] = (float)(second + turned_second);
+        }
+    }
+}
+
+/* One new token's attention over a cache: q [H, d]; keys and values [K, room, d], the first
+   S rows of each KV head written; query head h reads KV head h / (H / K) (grouped-query).
+   weights [H, S] = softmax(q k^T / sqrt(d)) (causal_softmax_f32's row: the same bits as
+   fast/llama.py's for the same scores); z [H, d] = weights v. */
+typedef float floats8 __attribute__((vector_size(32)));
+
+VECTOR_WIDTHS static void attend_cached_f32(const float *q, const float *keys, const float *values,
+                                            float *weights, float *z, Py_ssize_t H, Py_ssize_t K,
+                                            Py_ssize_t room, Py_ssize_t S, Py_ssize_t d,
+                                            float scale) {
+    Py_ssize_t G = H / K;  /* a KV head's query heads: its key and value rows read once for all */
+    for (Py_ssize_t kv = 0; kv < K; kv++) {
+        const float *kh = keys + kv * room * d, *vh = values + kv * room * d;
+        const float *qg = q + kv * G * d;
+        float *wg = weights + kv * G * S, *zg = z + kv * G * d;
+        for (Py_ssize_t s = 0; s < S; s++) {
+            const float *key = kh + s * d;
+            for (Py_ssize_t g = 0; g < G; g++) {  /* 8 lanes over the features, then added */
+                floats8 lanes = {0.0f}, a, b;
+                Py_ssize_t j = 0;
+                for (; j + 8 <= d; j += 8) {
+                    memcpy(&a, qg + g * d + j, sizeof a);
+                    memcpy(&b, key + j, sizeof b);
+                    lanes += a * b;
+                }
+                float total = ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5]))
+                            + ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
+                for (; j < d; j++) total += qg[g * d + j] * key[j];
+                wg[g * S + s] = total;
+            }
+        }
+        causal_softmax_f32(wg, G, 1, S, scale);
+        for (Py_ssize_t i = 0; i < G * d; i++) zg[i] = 0.0f;
+        for (Py_ssize_t s = 0; s < S; s++)
+            for (Py_ssize_t g = 0; g < G; g++) {
+                float w = wg[g * S + s];
+                for (Py_ssize_t j = 0; j < d; j++) zg[g * d + j] += w * vh[s * d + j];
+            }
+    }
+}
+
 /* --- A team of threads for blocks_times_vector: the output rows in chunks, taken in turn ---
 
    A generated token makes ~200 of these products, each 10-80 us of work, so the team's
@@ -717,6 +802,95 @@ q_only:
     Py_RETURN_NONE;
 }
 
+static PyObject *rms_norm_row(PyObject *self, PyObject *args) {
+    PyObject *xo, *wo, *oo;
+    float eps;
+    Py_buffer x, w, out;
+    if (!PyArg_ParseTuple(args, "OOfO", &xo, &wo, &eps, &oo)) return NULL;
+    if (float32_buffer(xo, &x, 0, "x") < 0) return NULL;
+    if (float32_buffer(wo, &w, 0, "the weight") < 0) goto x_only;
+    if (float32_buffer(oo, &out, 1, "out") < 0) goto w_too;
+    if (w.len != x.len || out.len != x.len || x.len == 0)
+        PyErr_SetString(PyExc_ValueError, "x, the weight and out must be the same size");
+    else
+        rms_norm_f32((const float *)x.buf, (const float *)w.buf, eps, (float *)out.buf, x.len / 4);
+    PyBuffer_Release(&out);
+w_too:
+    PyBuffer_Release(&w);
+x_only:
+    PyBuffer_Release(&x);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
+static int float64_buffer(PyObject *o, Py_buffer *b, const char *what) {
+    if (PyObject_GetBuffer(o, b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+    if (b->itemsize != 8 || strcmp(b->format, "d") != 0) {
+        PyBuffer_Release(b);
+        PyErr_Format(PyExc_TypeError, "%s must be float64", what);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *rotary(PyObject *self, PyObject *args) {
+    PyObject *xo, *co, *so;
+    Py_buffer x, c, s;
+    if (!PyArg_ParseTuple(args, "OOO", &xo, &co, &so)) return NULL;
+    if (float32_buffer(xo, &x, 1, "x") < 0) return NULL;
+    if (float64_buffer(co, &c, "cos") < 0) goto x_only;
+    if (float64_buffer(so, &s, "sin") < 0) goto c_too;
+    Py_ssize_t d = c.len / 8;
+    if (s.len != c.len || d < 2 || d % 2 || (x.len / 4) % d)
+        PyErr_SetString(PyExc_ValueError, "x must be rows of cos's even size, sin the same");
+    else
+        rotary_f32((float *)x.buf, (const double *)c.buf, (const double *)s.buf, x.len / 4 / d, d);
+    PyBuffer_Release(&s);
+c_too:
+    PyBuffer_Release(&c);
+x_only:
+    PyBuffer_Release(&x);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *attend_cached(PyObject *self, PyObject *args) {
+    PyObject *qo, *ko, *vo, *wo, *zo;
+    Py_ssize_t H, K, S;
+    float scale;
+    Py_buffer q, k, v, w, z;
+    if (!PyArg_ParseTuple(args, "OOOnnfOO", &qo, &ko, &vo, &K, &S, &scale, &wo, &zo)) return NULL;
+    if (float32_buffer(qo, &q, 0, "q") < 0) return NULL;
+    if (float32_buffer(ko, &k, 0, "the keys") < 0) goto q_only;
+    if (float32_buffer(vo, &v, 0, "the values") < 0) goto k_too;
+    if (float32_buffer(wo, &w, 1, "the weights") < 0) goto v_too;
+    if (float32_buffer(zo, &z, 1, "z") < 0) goto w_too;
+    H = S > 0 ? w.len / 4 / S : 0;
+    Py_ssize_t d = H > 0 ? q.len / 4 / H : 0, room = K > 0 && d > 0 ? k.len / 4 / (K * d) : 0;
+    if (S < 1 || K < 1 || H < K || H % K || w.len != 4 * H * S || d < 1 || q.len != 4 * H * d
+        || z.len != q.len || k.len != 4 * K * room * d || v.len != k.len || room < S
+        || !(scale > 0.0f))
+        PyErr_SetString(PyExc_ValueError, "attend_cached(q [H, d], keys and values [K, room, d], "
+                                          "K, S <= room, scale > 0, weights [H, S], z [H, d])");
+    else {
+        Py_BEGIN_ALLOW_THREADS
+        attend_cached_f32((const float *)q.buf, (const float *)k.buf, (const float *)v.buf,
+                          (float *)w.buf, (float *)z.buf, H, K, room, S, d, scale);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&z);
+w_too:
+    PyBuffer_Release(&w);
+v_too:
+    PyBuffer_Release(&v);
+k_too:
+    PyBuffer_Release(&k);
+q_only:
+    PyBuffer_Release(&q);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"gelu", gelu, METH_O, "gelu(x): x float32, C-contiguous, becomes x Phi(x) in place."},
     {"silu_times", silu_times, METH_VARARGS,
@@ -739,6 +913,14 @@ static PyMethodDef methods[] = {
     {"block_team_measured", block_team_measured, METH_O,
      "block_team_measured(flag) -> the previous flag: False shares every call of two chunks or\n"
      "more, True (the default) only while sharing measures faster than the caller alone."},
+    {"rms_norm_row", rms_norm_row, METH_VARARGS,
+     "rms_norm_row(x, weight, eps, out): out = x / sqrt(mean(x^2) + eps) * weight, float32 [n]."},
+    {"rotary", rotary, METH_VARARGS,
+     "rotary(x, cos, sin): rows of x float32 [rows, d] turned in place (halves convention);\n"
+     "cos and sin float64 [d]."},
+    {"attend_cached", attend_cached, METH_VARARGS,
+     "attend_cached(q, keys, values, K, S, scale, weights, z): one token's attention over the\n"
+     "first S rows of a cache [K, room, d]; q [H, d]; weights [H, S] and z [H, d] written."},
     {"block_versions", block_versions, METH_NOARGS,
      "block_versions(): the versions of blocks_times_vector this CPU runs, best first."},
     {NULL, NULL, 0, NULL},

@@ -71,3 +71,34 @@ def resident(array):  # array -> an in-memory copy of it, made once while it liv
 
 def _still_of(found, array):  # _copies entry or None, array -> True if it is array's copy
     return found is not None and found[0]() is array
+
+
+_growing = {}  # id of a cache's memory -> (a weak ref to it, the tokens written into it)
+
+
+def extended(cache, room):  # [L, K, S, d] keys or values, tokens it may hold -> [L, K, S + 1, d]
+    """A decoder's cache with a row for one more token (row S, not yet written), in memory
+    kept between steps: where `cache` is the first S rows of such memory and nobody has
+    written past them, the same memory, one row longer; otherwise (a prompt's cache, or a
+    second step from the same cache) a copy into new memory with room for `room` tokens.
+    So a generated token writes only its own keys and values, and an earlier step's cache
+    (a view of the first S rows) keeps its numbers.
+
+    Example: c = extended(prompt_keys, 512); c2 = extended(c[:, :, :S + 1] ...) -> the same
+    memory as c; extended(c, 512) again (a second branch) -> a copy.
+    """
+    L, K, S, d = cache.shape
+    base = cache.base
+    with _lock:
+        found = _growing.get(id(base)) if base is not None else None
+        if (found is not None and found[0]() is base and found[1] == S and base.ndim == 4
+                and base.shape[2] > S and cache.strides == base.strides
+                and cache.__array_interface__["data"] == base.__array_interface__["data"]):
+            _growing[id(base)] = (found[0], S + 1)
+            return base[:, :, :S + 1]
+        for old in [key for key, (ref, _) in _growing.items() if ref() is None]:
+            del _growing[old]
+        memory = np.empty((L, K, max(room, S + 1), d), cache.dtype)
+        memory[:, :, :S] = cache
+        _growing[id(memory)] = (weakref.ref(memory), S + 1)
+        return memory[:, :, :S + 1]

@@ -21,6 +21,7 @@ import numpy as np
 
 from attention_workshop.real.blas_threads import threads_allowed
 from attention_workshop.real.families import llama
+from attention_workshop.real.fast import decode_step
 from attention_workshop.real.fast.blocks import sharing
 from attention_workshop.real.fast.buffers import reusable
 from attention_workshop.real.fast.loop import Stage, threads_for
@@ -62,6 +63,8 @@ class KeptTrace(Trace):
 
 def forward(w, cfg, ids, past=None, hooks=None):  # float32 weights (or FileBlocks), hook
     # points -> as llama.forward
+    if decode_step.applies(ids, past, hooks):  # a generated token: its own step
+        return decode_step.step(w, cfg, ids, past)
     # the BLAS as the user set it; a one-token product's rows over the threads allowed
     with Team(threads_for(len(ids)), hold_blas=False) as team, sharing(threads_allowed()):
         return llama.forward(w, cfg, ids, past, hooks, attend=attention(team), trace=KeptTrace,

@@ -1,0 +1,105 @@
+"""A generated token's step for Llama: llama.forward's arithmetic for one new token after a
+KV cache, with nothing made that the step does not need.
+
+llama.py's readable forward runs a new token through the same code as a prompt: it
+concatenates the cache with the new keys and values (a copy of the whole cache, every layer,
+every token), repeats them for the query heads, and the trace copies them again into its
+outputs. Here the cache lives in memory kept between steps (buffers.extended): the new
+token's keys and values are written once, in place, after the earlier ones; the query heads
+of a group read their key/value head where it lies (no repeat); the attention weights are
+made in the output itself; the products read the file's blocks straight into their outputs
+(blocks.FileBlocks, one compiled call each). The formulas are llama.py's own (rms_norm,
+rotate, silu(gate) * up, the causal softmax of fast/llama.py), in the same order, so the
+step differs from the readable forward only in the order of a product's sums
+(tests/test_fast_blocks.py, tests/test_smollm2.py, tests/test_module4.py).
+
+Example: step(w, cfg, [id], past) -> the dict llama.forward(w, cfg, [id], past) returns.
+"""
+
+import math
+
+import numpy as np
+
+from attention_workshop.real.blas_threads import threads_allowed
+from attention_workshop.real.config import MAX_TOKENS
+from attention_workshop.real.families import layer_weights
+from attention_workshop.real.fast import kernels
+from attention_workshop.real.fast.blocks import FileBlocks
+from attention_workshop.real.fast.buffers import extended
+from attention_workshop.real.layers import ACTIVATION, rotary_angles
+
+
+def applies(ids, past, hooks):  # -> True where step() runs a forward pass
+    """One new token after a cache, no caller's hooks (an intervention runs llama.py's own
+    forward, which calls every hook point), and _kernels.c built (its loops run the step)."""
+    return past is not None and len(ids) == 1 and not hooks and kernels.compiled is not None
+
+
+def product(w, x, threads, out=None):  # [out, in] array or FileBlocks, [1, in] float32 ->
+    # [1, out] (into `out`, C-contiguous, where given)
+    """x @ W.T: a FileBlocks' blocks straight into the output (blocks.Transposed's call,
+    without the operator's dispatch), else numpy's product."""
+    out = np.empty((1, w.shape[0]), np.float32) if out is None else out
+    if isinstance(w, FileBlocks):
+        kernels.compiled.blocks_times_vector(w.quants, w.scales, w.offsets, x[0], out.reshape(-1),
+                                             None, threads)
+    else:
+        np.matmul(x, w.T, out=out)
+    return out
+
+
+def linear(x, layer, name, bias, threads, out=None):  # as llama.linear, into `out` if given
+    y = product(layer[f"{name}.weight"], x, threads, out)
+    if bias:
+        y += layer[f"{name}.bias"]
+    return y
+
+
+def rms_norm(x, weight, eps):  # [1, d_model] float32 -> [1, d_model]: layers.rms_norm
+    out = np.empty_like(x)
+    kernels.compiled.rms_norm_row(x, weight, eps, out)
+    return out
+
+
+def step(w, cfg, ids, past):  # weights, ModelConfig, [1] int, {"keys", "values"} -> dict
+    L, H, K, d, D = cfg.n_layer, cfg.n_head, cfg.n_kv_head, cfg.d_head, cfg.d_model
+    start = past["keys"].shape[2]  # tokens in the cache
+    S = start + 1
+    room = min(cfg.n_ctx, MAX_TOKENS)
+    keys, values = extended(past["keys"], room), extended(past["values"], room)  # [L, K, S, d]
+    key_memory, value_memory = keys.base, values.base  # [L, K, room, d]: row S - 1 is ours
+    x = np.array(w["embed_tokens.weight"][np.asarray(ids)], np.float32)  # [1, d_model]
+    out = {"hidden_states": np.empty((L + 1, 1, D), np.float32),
+           "attentions": np.empty((L, H, 1, S), np.float32),
+           "queries": np.empty((L, H, 1, d), np.float32), "keys": keys, "values": values,
+           "head_outputs": np.empty((L, H, 1, d), np.float32)}
+    out["hidden_states"][0] = x
+    cos, sin = (a[0] for a in rotary_angles([start], d, cfg.rope_theta))  # [d_head] float64
+    scale, threads = 1.0 / math.sqrt(d), threads_allowed()
+    k, v = np.empty((1, K * d), np.float32), np.empty((1, K * d), np.float32)
+    for i in range(L):
+        layer = layer_weights(w, f"layers.{i}.")
+        h = rms_norm(x, layer["input_layernorm.weight"], cfg.eps)  # [1, d_model]
+        q = out["queries"][i]  # [H, 1, d]
+        linear(h, layer, "self_attn.q_proj", cfg.bias, threads, q.reshape(1, H * d))
+        linear(h, layer, "self_attn.k_proj", cfg.bias, threads, k)
+        linear(h, layer, "self_attn.v_proj", cfg.bias, threads, v)
+        kernels.compiled.rotary(q, cos, sin)  # layers.rotate, in place: the same bits
+        kernels.compiled.rotary(k, cos, sin)
+        key_memory[i, :, start] = k.reshape(K, d)
+        value_memory[i, :, start] = v.reshape(K, d)
+        z = out["head_outputs"][i]  # [H, 1, d]
+        kernels.compiled.attend_cached(q, key_memory[i], value_memory[i], K, S, scale,
+                                       out["attentions"][i], z)
+        x = x + linear(z.reshape(1, H * d), layer, "self_attn.o_proj", cfg.out_bias, threads)
+        h = rms_norm(x, layer["post_attention_layernorm.weight"], cfg.eps)
+        gate = product(layer["mlp.gate_proj.weight"], h, threads)  # [1, d_mlp]
+        up = product(layer["mlp.up_proj.weight"], h, threads)
+        if cfg.activation == "silu":
+            kernels.compiled.silu_times(gate, up)
+        else:
+            gate = ACTIVATION[cfg.activation](gate) * up
+        x = x + product(layer["mlp.down_proj.weight"], gate, threads)
+        out["hidden_states"][i + 1] = x
+    out["hidden_states"][L] = rms_norm(x, w["norm.weight"], cfg.eps)
+    return out
