@@ -14,6 +14,9 @@ from attention_workshop.real.formats import folder_checks as checks
 from attention_workshop.real.layers import ACTIVATION
 
 MAX_TOKENS = 512  # [n_layer, n_head, T, T] weights are kept, printed and drawn: T stays modest
+# a pass that keeps no weights (analysis/sliding_cache.py: one layer's scores at a time, the
+# keys and values): SmolLM2 at 2,048 tokens holds 9 x 2,048 x 2,048 float64 scores, 302 MB
+LONG_TOKENS = 2048
 
 # how a field's value is checked; any other field is a size (a whole number >= 1)
 KINDS = {"eps": "epsilon", "rope_theta": "number", "tied": "flag", "bias": "flag",
