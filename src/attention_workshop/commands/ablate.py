@@ -5,10 +5,13 @@ On Module 4's test sequence (50 random tokens repeated once; real/analysis/head_
 the loss is shown per half: the first half is new to the model, the repeat was seen once. `--text`
 takes any text instead (one loss, every next token). The numbers come from
 real/analysis/head_effects.py; results.log [S18] shows them for SmolLM2's top induction heads.
+`--map` switches every head off in turn, alone, and draws the layer x head map of what each
+costs (commands/ablate_map.py).
 """
 
 import re
 
+from attention_workshop.commands.figure_options import add_figure_format
 from attention_workshop.commands.real import model_help, progress
 
 HELP = ("switch heads of a language model off (or to their mean) and measure the next-token "
@@ -34,10 +37,18 @@ def add_arguments(parser):
     parser.add_argument("--how", choices=("zero", "mean"), default="zero",
                         help="zero: the heads' outputs become 0 (default); mean: each becomes its "
                              "mean over the positions")
+    parser.add_argument("--map", action="store_true",
+                        help="instead of --heads or --kind: switch every head off in turn, "
+                             "alone, and show what each costs (SmolLM2: 270 runs, under a "
+                             "minute on two free cores)")
+    parser.add_argument("--out", metavar="DIR",
+                        help="with --map: also draw the layer x head map into DIR "
+                             "(effect_map.png)")
     parser.add_argument("--format", choices=("text", "json"), default="text",
-                        help="a table (default) or JSON")
+                        help="a table (default) or JSON (with --map: the whole grid)")
     parser.add_argument("--download", action="store_true",
                         help="allow downloading gpt2 from the Hugging Face Hub (needs a network)")
+    add_figure_format(parser)
 
 
 def parse_heads(text, option="--heads"):  # "L18H6,L17H4" -> [(18, 6), (17, 4)]
@@ -70,6 +81,22 @@ def parse_heads(text, option="--heads"):  # "L18H6,L17H4" -> [(18, 6), (17, 4)]
 def check_choice(args):  # -> None, or WorkshopError: --heads or --kind with --top, not both
     from attention_workshop.errors import WorkshopError
 
+    if args.map and (args.heads is not None or args.kind or args.top is not None):
+        raise WorkshopError("--map switches every head off in turn: give it without --heads, "
+                            "--kind or --top")
+    if args.out is not None and not args.map:
+        raise WorkshopError("--out draws the layer x head map: give it with --map")
+    if not args.map:
+        check_heads_asked(args)
+    if args.text is not None:
+        from attention_workshop.sentences import check_sentence
+
+        check_sentence(args.text)
+
+
+def check_heads_asked(args):  # without --map: --heads, or --kind with --top K >= 1
+    from attention_workshop.errors import WorkshopError
+
     if args.heads is not None and (args.kind or args.top is not None):
         raise WorkshopError("give either --heads or --kind with --top, not both")
     if args.heads is None and not args.kind:
@@ -79,39 +106,50 @@ def check_choice(args):  # -> None, or WorkshopError: --heads or --kind with --t
                             "switch off, e.g. --top 3")
     if args.top is not None and args.top < 1:
         raise WorkshopError(f"--top {args.top} switches no head off; give at least 1")
-    if args.text is not None:
-        from attention_workshop.sentences import check_sentence
 
-        check_sentence(args.text)
+
+def text_ids(model, text):  # Model, --text -> its ids (at least two: a loss needs a next one)
+    from attention_workshop.errors import WorkshopError
+
+    ids = model.encode(text)
+    if len(ids) < 2:
+        raise WorkshopError("--text gives one token: a loss needs a next token; give a few words")
+    return ids
+
+
+def check_decoder(model):  # -> None, or WorkshopError: an encoder forecasts no next token
+    from attention_workshop.errors import WorkshopError
+
+    if not model.config.causal:
+        raise WorkshopError(f"{model.name} is an encoder: its outputs are no next-token "
+                            "forecast, so there is no loss to compare; give a decoder, e.g. "
+                            "--model smollm2")
 
 
 def main(args):
     """Every input is checked before the model loads, the heads against the model once it has;
     the report is printed only once complete."""
+    if args.map:
+        from attention_workshop.commands.ablate_map import main as map_main
+
+        check_choice(args)
+        return map_main(args)
     import numpy as np
 
-    from attention_workshop.errors import WorkshopError
     from attention_workshop.real import load_model
     from attention_workshop.real.analysis.head_effects import effect
     from attention_workshop.real.analysis.head_patterns import heads as scored
     from attention_workshop.real.analysis.head_patterns import sequence_for
-    from attention_workshop.real.interventions import check_heads
+    from attention_workshop.real.interventions import check_control, check_heads
 
     check_choice(args)
     wanted = parse_heads(args.heads) if args.heads is not None else None
     # float64, one BLAS thread: the numbers of results.log [S18], on every machine
     model = load_model(args.model, download=args.download, say=progress, dtype=np.float64)
     cfg = model.config
-    if not cfg.causal:
-        raise WorkshopError(f"{model.name} is an encoder: its outputs are no next-token "
-                            "forecast, so there is no loss to compare; give a decoder, e.g. "
-                            "--model smollm2")
-    most = cfg.n_layer * cfg.n_head // 2  # the random control draws as many other heads
-    asked = len(wanted) if wanted is not None else args.top
-    if asked > most:
-        raise WorkshopError(f"{asked} heads switched off leave fewer other heads than that "
-                            f"to draw the random control from: {model.name} has "
-                            f"{cfg.n_layer * cfg.n_head}; give at most {most}")
+    check_decoder(model)
+    # the random control draws as many other heads
+    check_control(cfg, len(wanted) if wanted is not None else args.top, model.name)
     sequence, lead = sequence_for(model)
     repeated = model.run(sequence) if args.text is None or wanted is None else None
     if wanted is None:  # the kind's top heads, scored on the repeated sequence
@@ -119,10 +157,7 @@ def main(args):
         wanted = [(lay, h) for lay, h, _ in found.top]
     check_heads(cfg, wanted, "--heads")
     if args.text is not None:
-        ids, lead = model.encode(args.text), None
-        if len(ids) < 2:
-            raise WorkshopError("--text gives one token: a loss needs a next token; give a few "
-                                "words")
+        ids, lead = text_ids(model, args.text), None
         plain = model.run(ids)
     else:
         ids, plain = sequence, repeated

@@ -37,6 +37,35 @@ def heads_off(m5, m4, path):  # module5.Result, module4.Result, Path -> Path
     return save(fig, path)
 
 
+ANNOTATED = 8  # the strongest cells that carry their number
+
+
+@styled
+def effect_map_figure(found, path):  # effect_map.EffectMap, Path | None -> Path | Figure
+    """`ablate --map`'s figure: one cell per head (rows layers from 0 at the top, columns
+    heads), coloured by how many nats the loss rises with that head alone switched off (red;
+    blue where it falls), the strongest ANNOTATED cells with their number."""
+    effect = found.effect  # [n_layer, n_head]
+    L, H = effect.shape
+    fig, ax = new_figure(max(4.2, 0.42 * H + 2.4), max(3.2, 0.2 * L + 1.5))
+    edge = max(float(np.abs(effect).max()), 1e-6)  # the scale is symmetric: 0 is white
+    im = ax.imshow(effect, cmap="RdBu_r", vmin=-edge, vmax=edge, aspect="auto",
+                   interpolation="nearest")
+    for lay, h, e in found.top(ANNOTATED):
+        if e > 0:
+            ax.text(h, lay, f"{e:.2f}", ha="center", va="center", fontsize=6.5,
+                    color="white" if e > 0.55 * edge else "black")
+    ax.set(xlabel="head (from 0)", ylabel="layer (from 0)", xticks=range(H),
+           yticks=range(0, L, 1 if L <= 12 else 2))
+    ax.tick_params(labelsize=7)
+    part = "the repeat" if found.part == "repeat" else "the text"
+    ax.set_title(f"{found.model}: each head switched off alone ({found.how})\nthe loss on "
+                 f"{part} rises from {found.before:.2f} nats by", fontsize=10)
+    bar = fig.colorbar(im, ax=ax, shrink=0.8)
+    bar.set_label("rise in next-token loss (nats)")
+    return save(fig, path)
+
+
 FIGURES = {
     "heads_off.png": Drawing((module5.Result, module4.Result), 0.4, heads_off, about=(
         "Module 5 (log [S18] lines 2-7): SmolLM2's loss on the repeat as its top induction "

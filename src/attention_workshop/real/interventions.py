@@ -26,24 +26,41 @@ from attention_workshop.real.hooks import Hooks
 HOWS = ("zero", "mean")
 
 
+def shown(value, limit=40):  # any value a caller gave -> its repr on one short line
+    """Example: shown((18, 6)) -> '(18, 6)'; shown("x" * 10**6) -> "'xxx…" (40 characters);
+    shown(10**5000) -> 'a whole number of about 5001 digits' (Python will not write out
+    more than 4300)."""
+    from attention_workshop.reading import printable
+
+    if isinstance(value, Integral) and abs(int(value)) >= 10 ** limit:
+        return f"a whole number of about {int(abs(int(value)).bit_length() * 0.30103) + 1} digits"
+    try:
+        text = repr(value)
+    except ValueError:  # a container holding such a number
+        text = f"a {type(value).__name__} holding a number of thousands of digits"
+    return printable(text, limit)
+
+
 def head_name(head):  # (layer, head) -> "L18H6", the spelling the log and `ablate` use
-    return f"L{head[0]}H{head[1]}"
+    return f"L{shown(head[0], 12)}H{shown(head[1], 12)}"
 
 
 def check_heads(cfg, heads, what="ablate"):  # ModelConfig, [(layer, head)] -> [(int, int)]
-    """Each head a pair of whole numbers inside the model, none twice. Example (SmolLM2, 30
-    layers of 9 heads): [(18, 6)] -> [(18, 6)]; [(30, 0)] -> WorkshopError "head L30H0 is
-    past the model: ..."; [(18, 6), (18, 6)] -> "head L18H6 is listed twice; ..."."""
-    if isinstance(heads, str | bytes) or not hasattr(heads, "__iter__"):
+    """Each head a pair of whole numbers inside the model, none twice; pairs as tuples, lists
+    or a numpy array's rows (np.array([[18, 6]])). Example (SmolLM2, 30 layers of 9 heads):
+    [(18, 6)] -> [(18, 6)]; [(30, 0)] -> WorkshopError "head L30H0 is past the model: ...";
+    [(18, 6), (18, 6)] -> "head L18H6 is listed twice; ..."."""
+    if isinstance(heads, str | bytes) or not hasattr(heads, "__iter__") or (
+            isinstance(heads, np.ndarray) and heads.ndim == 0):
         raise WorkshopError(f"{what} takes a list of (layer, head) pairs, e.g. [(18, 6)]; got "
-                            f"{heads!r}")
+                            f"{shown(heads)}")
     checked = []
     for item in heads:
-        pair = tuple(item) if isinstance(item, list | tuple) else None
+        pair = tuple(item) if isinstance(item, list | tuple | np.ndarray) else None
         if pair is None or len(pair) != 2 or not all(
-                isinstance(n, Integral) and not isinstance(n, bool) for n in pair):
+                isinstance(n, Integral) and not isinstance(n, bool | np.bool_) for n in pair):
             raise WorkshopError(f"{what}: give each head as (layer, head), two whole numbers, "
-                                f"e.g. (18, 6); got {item!r}")
+                                f"e.g. (18, 6); got {shown(item)}")
         layer, head = (int(n) for n in pair)
         if layer < 0 or head < 0:
             raise WorkshopError(f"{what}: head {head_name(pair)} has a negative number; layers "
@@ -59,8 +76,9 @@ def check_heads(cfg, heads, what="ablate"):  # ModelConfig, [(layer, head)] -> [
 
 
 def check_how(how):  # -> None, or WorkshopError
-    if how not in HOWS:
-        raise WorkshopError(f"unknown ablation how={how!r}; choose one of {', '.join(HOWS)}")
+    if not isinstance(how, str) or how not in HOWS:
+        raise WorkshopError(f"unknown ablation how={shown(how)}; choose one of "
+                            f"{', '.join(HOWS)}")
 
 
 def by_layer(heads):  # [(layer, head)] -> {layer: [head, ...]}, layers in order
@@ -127,7 +145,10 @@ def interventions(cfg, T, ablate=None, how="zero", patch=None, cached=False):
     as no head is in both. With a KV cache (decoding) only zero ablation makes sense: the
     new token alone runs, so it has no other positions to average over or to match."""
     check_how(how)
-    ablate, patch = list(ablate or []), patch or {}
+    ablate = [] if ablate is None else check_heads(cfg, ablate)  # an array has no truth value
+    patch = {} if patch is None else patch
+    if not isinstance(patch, dict):
+        raise WorkshopError("patch takes a dict {(layer, head): another run's result}")
     if cached and (patch or (ablate and how != "zero")):
         raise WorkshopError("with a KV cache only the new tokens run: mean ablation and "
                             "patching need the whole sequence; run it without past")
@@ -141,13 +162,26 @@ def interventions(cfg, T, ablate=None, how="zero", patch=None, cached=False):
     return hooks
 
 
+def check_control(cfg, n, name="the model"):  # ModelConfig, heads chosen -> None, or error
+    """The random control draws as many heads as were chosen, none of them, so at most half
+    of the model's heads can be chosen. Example (SmolLM2, 270 heads): n 135 -> None; n 136 ->
+    WorkshopError "136 heads switched off leave 134 others ...; give at most 135"."""
+    total = cfg.n_layer * cfg.n_head
+    if n > total // 2:
+        raise WorkshopError(f"{n} heads switched off leave {total - n} others to draw the "
+                            f"random control of as many from: {name} has {total} heads; give "
+                            f"at most {total // 2}")
+
+
 def random_heads(cfg, chosen, draws, seed=0, around=2):
     # ModelConfig, [(layer, head)], n draws -> [[(layer, head)] * len(chosen)] * draws
     """The control: as many heads as `chosen`, drawn at random (np.random.default_rng(seed),
     without replacement in a draw) from the same layers give or take `around`, never one of
     the chosen. Example: chosen [(18, 6), (17, 4)] in a 30-layer model -> draws from layers
-    15-20, e.g. [[(16, 2), (19, 0)], ...]: the same on every call."""
+    15-20, e.g. [[(16, 2), (19, 0)], ...]: the same on every call. More than half of the
+    model's heads chosen leave too few others for a draw: WorkshopError (check_control)."""
     chosen = check_heads(cfg, chosen)
+    check_control(cfg, len(chosen))
     layers = [layer for layer, _ in chosen]
     lo, hi = max(min(layers) - around, 0), min(max(layers) + around, cfg.n_layer - 1)
     pool = [(lay, h) for lay in range(lo, hi + 1) for h in range(cfg.n_head)
