@@ -132,6 +132,10 @@ def test_the_last_step_is_s23s_last_row_and_the_phase_change_is_s23s(browser, tr
         f"Step 400 of 400: held-out loss {first} nats on the first copy, {second} on the second.")
     assert cells(page, "#m6-scores") == [list(pair) for pair in zip(ind, prev, strict=True)]
     assert page.is_disabled("#m6-step-next") and not page.is_disabled("#m6-step-back")
+    best_prev, best_ind = max(prev[:2], key=float), max(ind[2:], key=float)  # as printed
+    assert page.get_attribute("#m6-score-curve", "aria-label").endswith(
+        f"at step 400: layer 0's best previous-token score {best_prev}, layer 1's best "
+        f"induction score {best_ind}")
     # the phase change as [S23] names it: "fell most between steps A and B (x -> y)"
     line = next(x for x in section(m6[1], 23) if x.startswith("  phase change:"))
     a, b, x, y = re.search(r"steps (\d+) and (\d+) \((\S+) -> (\S+)\)", line).groups()
@@ -150,6 +154,28 @@ def test_the_last_step_is_s23s_last_row_and_the_phase_change_is_s23s(browser, tr
     to_step(page, "#m6-step", 0)
     assert page.is_disabled("#m6-step-back")
     assert page.text_content("#m6-notice").startswith("What to notice: no head has a pattern")
+    assert not opened.errors
+
+
+def test_play_steps_through_the_training_and_pauses(browser, training_page, m6):
+    # bypass_csp: wait_for_function evaluates its test as a script of its own
+    page = (opened := open_page(browser, training_page, bypass_csp=True)).page
+    page.focus("#m6-step-play")
+    page.keyboard.press("Enter")  # from step 0, a step every 0.7 s
+    assert page.get_attribute("#m6-step-play", "aria-pressed") == "true"
+    page.wait_for_function("document.getElementById('m6-step').value === '2'", timeout=10000)
+    page.keyboard.press("Enter")  # pause
+    assert page.get_attribute("#m6-step-play", "aria-pressed") == "false"
+    held = page.input_value("#m6-step")
+    page.wait_for_timeout(1600)
+    assert page.input_value("#m6-step") == held  # paused: it stays
+    step = m6[0].snapshots[int(held)].step
+    assert page.text_content("#m6-step-value") == f"step {step} of 400"
+    assert page.text_content("#m6-now").startswith(f"Step {step} of 400: held-out loss "
+                                                   f"{m6[0].snapshots[int(held)].first_copy:.2f}")
+    page.click("#m6-step-play")  # and a control stops it
+    page.click("#m6-step-back")
+    assert page.get_attribute("#m6-step-play", "aria-pressed") == "false"
     assert not opened.errors
 
 
@@ -204,7 +230,7 @@ def test_the_toy_moves_toward_its_end_beside_the_hand_wiring(browser, training_p
 
 def test_on_a_phone_the_step_and_what_it_moves_stay_in_view(browser, training_page):
     page = (opened := open_page(browser, training_page, 390, 844)).page
-    page.eval_on_selector("#m6-step", "e => e.scrollIntoView({block: 'start'})")
+    page.eval_on_selector("#m6-induction", "e => e.scrollIntoView({block: 'start'})")
     page.focus("#m6-step")
     page.keyboard.press("End")
     assert in_view(page, "#m6-step") and in_view(page, "#m6-step-value")

@@ -15,18 +15,37 @@ AW.panel("training.js", ({h, s, panel, heat, MatrixView, scrollBox, cellReadout,
     "training step by step and watch the wiring, and then an induction head, appear.");
   body.append(h("p", {class: "hint", id: "m6-source"}, m6.source));
   const milli = rows => rows.map(row => row.map(v => v / 1000));
+  const PLAY_MS = 700;  // play: a step every 0.7 s (the 17 logged steps of [S23] in 12 s)
 
-  // A slider over steps: a labelled range (arrow keys, Home, End), previous / next buttons and
-  // the step as text (aria-valuetext too). onmove(k) redraws at the k-th logged step.
+  // A slider over steps: a labelled range (arrow keys, Home, End), previous / next buttons, a
+  // play button (one step every PLAY_MS, from the start if at the end; pressed again, or any
+  // other control, stops it) and the step as text (aria-valuetext too). onmove(k) redraws at
+  // the k-th logged step.
   function stepper(id, steps, last, onmove) {
     const range = h("input", {type: "range", id, min: "0", max: String(steps.length - 1),
                               step: "1", value: "0"});
     const back = h("button", {type: "button", id: `${id}-back`}, "\u25c0 previous");
     const next = h("button", {type: "button", id: `${id}-next`}, "next \u25b6");
+    const play = h("button", {type: "button", id: `${id}-play`, "aria-pressed": "false"},
+                   "play \u25b7");
     const value = h("output", {for: id, id: `${id}-value`});
+    let timer = null;
+    const stop = () => {
+      clearInterval(timer); timer = null;
+      play.setAttribute("aria-pressed", "false"); text(play, "play \u25b7");
+    };
     const go = k => {
       range.value = String(Math.max(0, Math.min(steps.length - 1, k)));
       move();
+    };
+    play.onclick = () => {
+      if (timer !== null) { stop(); return; }
+      if (Number(range.value) === steps.length - 1) go(0);
+      play.setAttribute("aria-pressed", "true"); text(play, "pause \u2016");
+      timer = setInterval(() => {
+        go(Number(range.value) + 1);
+        if (Number(range.value) === steps.length - 1) stop();
+      }, PLAY_MS);
     };
     function move() {
       const k = Number(range.value), words = `step ${steps[k]} of ${last}`;
@@ -35,12 +54,12 @@ AW.panel("training.js", ({h, s, panel, heat, MatrixView, scrollBox, cellReadout,
       back.disabled = k === 0; next.disabled = k === steps.length - 1;
       onmove(k);
     }
-    range.oninput = move;
-    back.onclick = () => go(Number(range.value) - 1);
-    next.onclick = () => go(Number(range.value) + 1);
+    range.oninput = () => { stop(); move(); };
+    back.onclick = () => { stop(); go(Number(range.value) - 1); };
+    next.onclick = () => { stop(); go(Number(range.value) + 1); };
     const element = h("div", {class: "row"}, h("label", {for: id}, "Training step "), range,
-                      back, next, value);
-    return {element, go, move, at: () => Number(range.value)};
+                      back, next, play, value);
+    return {element, go: k => { stop(); go(k); }, move, at: () => Number(range.value)};
   }
 
   // A loss curve: each series against the step, a band (the phase change), a dotted level
@@ -169,6 +188,14 @@ AW.panel("training.js", ({h, s, panel, heat, MatrixView, scrollBox, cellReadout,
         `${phase[1]} shaded; at step ${steps[k]}: first copy ${fixed(m.first[k], 2)}, second ` +
         `copy ${fixed(m.second[k], 2)} nats`,
       [Math.log(m.vocab), `log ${m.vocab}: random tokens`]);
+    const bestOf = (field, layer) => steps.map((_, k) => Math.max(...m[field][k][layer]));
+    const growth = curve("m6-score-curve", steps, [
+      {values: bestOf("previous", 0), cls: "previous", name: "layer 0's best previous-token"},
+      {values: bestOf("induction", layers - 1), cls: "induction",
+       name: `layer ${layers - 1}'s best induction`}], phase,
+      k => `the best scores against the step, the phase change shaded; at step ${steps[k]}: ` +
+        `layer 0's best previous-token score ${fixed(bestOf("previous", 0)[k], 2)}, layer ` +
+        `${layers - 1}'s best induction score ${fixed(bestOf("induction", layers - 1)[k], 2)}`);
     const line = readout(), notice = h("p", {class: "hint", id: "m6-notice", "aria-live": "polite"});
     line.id = "m6-now";
     const jump = h("button", {type: "button", id: "m6-phase"},
@@ -237,7 +264,7 @@ AW.panel("training.js", ({h, s, panel, heat, MatrixView, scrollBox, cellReadout,
     }
     function draw() {
       const k = move.at(), step = steps[k];
-      loss.draw(k);
+      loss.draw(k); growth.draw(k);
       scores.table.querySelector("caption").textContent = `each head's scores at step ${step} ` +
         "(Module 4's definitions)";
       scores.set(names.map((_, i) => {
@@ -267,7 +294,8 @@ AW.panel("training.js", ({h, s, panel, heat, MatrixView, scrollBox, cellReadout,
     jump.onclick = () => move.go(at(phase[0]));
     body.append(move.element, h("div", {class: "row"}, jump), line, notice,
       h("div", {class: "split"}, h("div", {class: "m6-curve"}, loss.svg),
-        h("div", {}, scrollBox(scores.table), gridSay.element)),
+        h("div", {class: "m6-curve"}, growth.svg)),
+      scrollBox(scores.table), gridSay.element,
       h("h4", {}, `Every head's weights on ${T / 2} random tokens repeated once (` +
         `${tokens.join(" ")}); the induction cells outlined in orange, the previous-token ` +
         "cells dashed. Choose a head to read its weights:"),
