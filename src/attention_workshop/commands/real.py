@@ -25,6 +25,10 @@ def add_arguments(parser):
                         help="with --word: how far the word's vector moves between SENTENCE "
                              "and OTHER, layer by layer")
     parser.add_argument("--word", metavar="WORD", help="see --vs")
+    parser.add_argument("--ablate", metavar="HEADS",
+                        help="switch these heads off (their outputs zeroed), e.g. L18H6,L17H4: "
+                             "the weights shown (and --vs's vectors) are then the run without "
+                             "them (see the ablate command)")
     parser.add_argument("--format", choices=("text", "json"), default="text",
                         help="text tables (default) or JSON with every layer's weights")
     parser.add_argument("--out", metavar="DIR",
@@ -80,6 +84,26 @@ def check_pairs(args):  # options that come in pairs, before anything slow
         check_sentence(args.vs)
 
 
+def ablated_heads(args):  # --ablate "L18H6,L17H4" -> [(18, 6), (17, 4)]; None: not given
+    if args.ablate is None:
+        return None
+    from attention_workshop.commands.ablate import parse_heads
+    from attention_workshop.errors import WorkshopError
+
+    heads = parse_heads(args.ablate, "--ablate")
+    if args.out:
+        raise WorkshopError("--ablate shows the run with those heads off here (text or JSON); "
+                            "--out draws the whole model's: give one of them")
+    return heads
+
+
+def switched_off_line(heads):  # [(layer, head)] -> the line that says the run is not whole
+    """Example: [(18, 6), (17, 4)] -> 'switched off (outputs zeroed): L18H6, L17H4; every
+    number below is the run without them'."""
+    return (f"switched off (outputs zeroed): {', '.join(f'L{lay}H{h}' for lay, h in heads)}; "
+            "every number below is the run without them")
+
+
 def main(args):
     """Every input is checked (sentence, --out, model, --layer, --head) and the figures are
     in place before the report is printed: an error is one line and leaves stdout empty."""
@@ -96,6 +120,7 @@ def main(args):
 
     check_sentence(args.sentence)  # before the slow part, and before any progress line
     check_pairs(args)
+    ablate = ablated_heads(args)
     with contextlib.ExitStack() as stack:
         stage = None
         if args.out:
@@ -106,19 +131,26 @@ def main(args):
         cfg = model.config
         check_range("--layer", args.layer, cfg.n_layer, "layers")
         check_range("--head", args.head, cfg.n_head, "heads")
+        if ablate:
+            from attention_workshop.real.interventions import check_heads
+
+            check_heads(cfg, ablate, "--ablate")
         progress(f"running {cfg.family} forward pass ({cfg.n_layer} layers x {cfg.n_head} "
                  "heads) ...")
-        result = model.run(args.sentence)  # the one tokenization and forward pass of it
+        result = model.run(args.sentence, ablate=ablate)  # the one tokenization and pass
         previous = previous_scores(model)  # a decoder's [L, H] on random tokens; None
         asked = asked_for(model, result, args.sentence, (args.source, args.target),
-                          (args.vs, args.word), previous)  # {"from_to", "vs"}: errors first
+                          (args.vs, args.word), previous, ablate)  # {"from_to", "vs"}
         heads = not asked or args.layer is not None or args.head is not None
         chosen, how = chosen_heads(model, result, args.layer, args.head, previous)
         if args.format == "json":
-            report = json_report(model, result, {k: v.json for k, v in asked.items()})
+            report = json_report(model, result, {k: v.json for k, v in asked.items()} | (
+                {"ablated": [list(h) for h in ablate]} if ablate else {}))
         else:
             lines = text_report(model, result, chosen, how, previous) if heads else [
                 describe(model), f"tokens ({len(result.tokens)}): {' '.join(result.tokens)}"]
+            if ablate:
+                lines.insert(1, switched_off_line(ablate))
             for part in asked.values():
                 lines += ["", *part.lines]
             report = "\n".join(lines)

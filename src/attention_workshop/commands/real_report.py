@@ -184,10 +184,11 @@ class Asked(NamedTuple):
     grid: object = None  # --from/--to: [L, H] the first word's share on the second
 
 
-def asked_for(model, result, sentence, pair, versus, previous=None):
+def asked_for(model, result, sentence, pair, versus, previous=None, ablate=None):
     # Model, RunResult, str, (from, to), (other sentence, word) -> {"from_to" | "vs": Asked}
     """What `real --from A --to B` and `--vs OTHER --word W` ask, computed (OTHER's forward
-    pass included); None pairs are skipped. previous: previous_scores(model), for a decoder."""
+    pass included, with the `ablate` heads off as in `result`); None pairs are skipped.
+    previous: previous_scores(model), for a decoder."""
     asked = {}
     source, target = pair
     other_sentence, word = versus
@@ -204,7 +205,7 @@ def asked_for(model, result, sentence, pair, versus, previous=None):
     if other_sentence is not None:
         p1 = word_tokens(model.tokenizer, sentence, word)[0]
         p2 = word_tokens(model.tokenizer, other_sentence, word)[0]
-        other = model.run(other_sentence)
+        other = model.run(other_sentence, ablate=ablate)
         cosines = drift(result, p1, other, p2)
         asked["vs"] = Asked(
             lines=drift_lines(word.lower(), (sentence, other_sentence), (p1, p2), cosines),
