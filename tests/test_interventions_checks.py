@@ -101,3 +101,48 @@ def test_a_kv_cache_takes_zero_ablation_only():
     for kwargs in ({"ablate": [(0, 1)], "how": "mean"}, {"patch": {(0, 1): other}}):
         with pytest.raises(WorkshopError, match="with a KV cache only the new tokens run"):
             interventions(CFG, 1, cached=True, **kwargs)
+
+
+def test_a_numpy_array_of_pairs_is_a_list_of_heads():
+    assert check_heads(CFG, np.array([[1, 2], [0, 1]])) == [(1, 2), (0, 1)]
+    assert check_heads(CFG, np.zeros((0, 2), dtype=int)) == []
+    hooks = interventions(CFG, 4, ablate=np.array([[1, 0]]))  # was numpy's truthiness error
+    out = hooks("blocks.1.attn.hook_z", Z)
+    assert out[0].tolist() == [[0, 0]] * 4 and out[1:].tolist() == Z[1:].tolist()
+    assert not interventions(CFG, 4, ablate=np.zeros((0, 2), dtype=int))  # empty: a plain run
+    for bad in (np.array([1, 2]), np.array([[0.0, 1.0]]), np.array([[True, False]]),
+                np.array([[0, 1, 2]])):
+        with pytest.raises(WorkshopError, match="give each head as .layer, head., two whole"):
+            check_heads(CFG, bad)
+    with pytest.raises(WorkshopError, match=r"pairs, e.g. \[\(18, 6\)\]; got array\(5\)"):
+        check_heads(CFG, np.array(5))
+    with pytest.raises(WorkshopError, match="patch takes a dict"):
+        interventions(CFG, 4, patch=np.zeros(3))
+
+
+@pytest.mark.parametrize(("heads", "shown"), [
+    (["x" * 10**6], "got 'xxx"),  # a 1 MB string as a head
+    ("y" * 10**6, "got 'yyy"),
+    ([(10**5000, 0)], "head L<a number of ~5001 digits>H0 is past the model"),
+    ([(0, 10**20)], "head L0H<a number of ~21 digits>"),
+    ([[10**5000, 0, 1]], "got a list with a huge number"),
+])
+def test_an_enormous_value_gives_a_short_message(heads, shown):
+    with pytest.raises(WorkshopError) as caught:
+        check_heads(CFG, heads)
+    message = str(caught.value)
+    assert shown in message and len(message) < 200 and "\n" not in message
+    with pytest.raises(WorkshopError) as caught:
+        ablation(CFG, [(0, 0)], "z" * 10**6)
+    assert len(str(caught.value)) < 200
+
+
+def test_random_heads_refuses_more_than_half_the_heads():
+    from attention_workshop.real.interventions import random_heads
+
+    drawn = random_heads(CFG, [(0, 0), (0, 1), (1, 2)], draws=4)  # 3 of 6: the other 3
+    assert all(sorted(d) == [(0, 2), (1, 0), (1, 1)] for d in drawn)
+    with pytest.raises(WorkshopError, match="4 heads switched off leave 2 others to draw the "
+                                            "random control of as many from: the model has 6 "
+                                            "heads; give at most 3"):
+        random_heads(CFG, [(0, 0), (0, 1), (1, 2), (1, 0)], draws=1)

@@ -109,3 +109,16 @@ def test_bad_ablate_is_one_line_exit_2_nothing_written(tiny, capsys, tmp_path, m
     assert (code, out) == (2, "")
     assert message in err and err.count("\n") == 1, err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_api_takes_a_numpy_array_of_heads(tiny):
+    from attention_workshop.real import load_model
+
+    folder, theirs = tiny
+    model = load_model(str(folder))
+    ids = model.encode("the river bank")
+    given = model.run(ids, ablate=np.array(HEADS))  # numpy's truthiness once made this fail
+    assert np.array_equal(given.attentions, model.run(ids, ablate=HEADS).attentions)
+    with intervened(theirs, D_HEAD, HEADS):
+        np.testing.assert_allclose(given.attentions, reference(theirs, ids)[0], rtol=0,
+                                   atol=1e-5)

@@ -28,16 +28,16 @@ HOWS = ("zero", "mean")
 
 def shown(value, limit=40):  # any value a caller gave -> its repr on one short line
     """Example: shown((18, 6)) -> '(18, 6)'; shown("x" * 10**6) -> "'xxx…" (40 characters);
-    shown(10**5000) -> 'a whole number of about 5001 digits' (Python will not write out
-    more than 4300)."""
+    shown(10**5000) -> '<a number of ~5001 digits>' (Python will not write out more than 4300
+    digits)."""
     from attention_workshop.reading import printable
 
     if isinstance(value, Integral) and abs(int(value)) >= 10 ** limit:
-        return f"a whole number of about {int(abs(int(value)).bit_length() * 0.30103) + 1} digits"
+        return f"<a number of ~{int(abs(int(value)).bit_length() * 0.30103) + 1} digits>"
     try:
         text = repr(value)
     except ValueError:  # a container holding such a number
-        text = f"a {type(value).__name__} holding a number of thousands of digits"
+        text = f"a {type(value).__name__} with a huge number"
     return printable(text, limit)
 
 
