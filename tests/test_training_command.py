@@ -52,6 +52,7 @@ def page_numbers(browser, path):  # -> what the Module 6 panel shows at its last
     if page.locator("#m6-step").count():
         shown["scores"] = cells(page, "#m6-scores")
         shown["now"] = page.text_content("#m6-now")
+        shown["jump"] = (page.is_disabled("#m6-phase"), page.text_content("#m6-phase"))
     if page.locator("#m6-toy-step").count():
         shown["product"] = cells(page, "#m6-toy-now")
     assert not opened.errors
@@ -77,6 +78,10 @@ def test_train_induction_out_writes_the_page_of_this_training(browser, tmp_path,
     assert shown["now"] == (f"Step 60 of 60: held-out loss {report['first_copy_loss'][-1]:.2f} "
                             f"nats on the first copy, {report['second_copy_loss'][-1]:.2f} on "
                             "the second.")
+    # 60 steps grow no induction head (no layer-1 score past 0.5): no phase change is named
+    assert max(max(scores[1]) for scores in report["induction"]) < 0.5
+    assert shown["jump"] == (True, "no phase change in these steps: no induction head has "
+                                   "formed (train longer)")
 
 
 def test_train_wiring_out_writes_the_page_of_this_training(browser, tmp_path, capsys):

@@ -90,11 +90,15 @@ AW.panel("training.js", ({h, s, panel, heat, MatrixView, scrollBox, cellReadout,
     }
     const now = s("line", {y1: T, y2: H - B, class: "now-line"});
     svg.append(now);
-    const dots = series.map(sr => {
+    // each series named above its last point, the names kept 12 px apart
+    const at = series.map(sr => y(sr.values[sr.values.length - 1]) - 6);
+    [...at.keys()].sort((a, b) => at[a] - at[b]).forEach((j, n, order) => {
+      if (n && at[j] - at[order[n - 1]] < 12) at[j] = at[order[n - 1]] + 12;
+    });
+    const dots = series.map((sr, j) => {
       svg.append(s("polyline", {points: sr.values.map((v, k) => `${x(steps[k])},${y(v)}`)
         .join(" "), class: `line ${sr.cls}`}));
-      const end = sr.values[sr.values.length - 1];
-      svg.append(s("text", {x: W - R, y: y(end) - 6, class: `tick end ${sr.cls}`}, sr.name));
+      svg.append(s("text", {x: W - R, y: at[j], class: `tick end ${sr.cls}`}, sr.name));
       const dot = s("circle", {r: 4, class: `dot ${sr.cls}`});
       svg.append(dot);
       return dot;
@@ -171,6 +175,11 @@ AW.panel("training.js", ({h, s, panel, heat, MatrixView, scrollBox, cellReadout,
   // --- [S23]: an induction head forms ---
   function transformer(m) {
     const {steps, layers, heads, tokens, phase} = m, last = steps[steps.length - 1];
+    // A phase change is named once an induction head has formed (a layer-1 score past 0.5, as
+    // [S23]'s last line): a short training's steepest fall is only noise.
+    const formed = m.first_above[1] !== null, band = formed ? phase : null;
+    const shaded = formed ? `, the phase change between steps ${phase[0]} and ${phase[1]} ` +
+      "shaded" : "";
     const at = step => steps.indexOf(step);
     const names = [];
     for (let l = 0; l < layers; l++) for (let hd = 0; hd < heads; hd++) names.push(`L${l} H${hd}`);
@@ -183,23 +192,24 @@ AW.panel("training.js", ({h, s, panel, heat, MatrixView, scrollBox, cellReadout,
         "can do. The second copy can be predicted, by a model that finds the earlier copy."));
     const loss = curve("m6-loss-curve", steps, [
       {values: m.first, cls: "first", name: "first copy"},
-      {values: m.second, cls: "second", name: "second copy"}], phase,
-      k => `held-out loss against the step, the phase change between steps ${phase[0]} and ` +
-        `${phase[1]} shaded; at step ${steps[k]}: first copy ${fixed(m.first[k], 2)}, second ` +
+      {values: m.second, cls: "second", name: "second copy"}], band,
+      k => `held-out loss against the step${shaded}; at step ${steps[k]}: first copy ` +
+        `${fixed(m.first[k], 2)}, second ` +
         `copy ${fixed(m.second[k], 2)} nats`,
       [Math.log(m.vocab), `log ${m.vocab}: random tokens`]);
     const bestOf = (field, layer) => steps.map((_, k) => Math.max(...m[field][k][layer]));
     const growth = curve("m6-score-curve", steps, [
       {values: bestOf("previous", 0), cls: "previous", name: "layer 0's best previous-token"},
       {values: bestOf("induction", layers - 1), cls: "induction",
-       name: `layer ${layers - 1}'s best induction`}], phase,
-      k => `the best scores against the step, the phase change shaded; at step ${steps[k]}: ` +
+       name: `layer ${layers - 1}'s best induction`}], band,
+      k => `the best scores against the step${shaded}; at step ${steps[k]}: ` +
         `layer 0's best previous-token score ${fixed(bestOf("previous", 0)[k], 2)}, layer ` +
         `${layers - 1}'s best induction score ${fixed(bestOf("induction", layers - 1)[k], 2)}`);
     const line = readout(), notice = h("p", {class: "hint", id: "m6-notice", "aria-live": "polite"});
     line.id = "m6-now";
-    const jump = h("button", {type: "button", id: "m6-phase"},
-      `go to the phase change (steps ${phase[0]} \u2192 ${phase[1]})`);
+    const jump = h("button", {type: "button", id: "m6-phase", disabled: !formed}, formed
+      ? `go to the phase change (steps ${phase[0]} \u2192 ${phase[1]})`
+      : "no phase change in these steps: no induction head has formed (train longer)");
     const gridSay = cellReadout("Point at or focus the table (arrow keys) to read one score.");
     const scores = new MatrixView("", names, ["induction", "previous"], {heat: true,
       onCell: gridSay.cell((i, j) => `${names[i]}, ${scores.cols[j]} score = ` +
@@ -246,10 +256,10 @@ AW.panel("training.js", ({h, s, panel, heat, MatrixView, scrollBox, cellReadout,
       const [p, ph] = best("previous", 0, k), [q, qh] = best("induction", layers - 1, k);
       const prevHead = `L0 H${ph} (previous-token score ${fixed(p, 2)})`;
       const indHead = `L${layers - 1} H${qh} (induction score ${fixed(q, 2)})`;
-      if (step === phase[0]) return `The phase change starts here: between this step and ` +
+      if (formed && step === phase[0]) return `The phase change starts here: between this step and ` +
         `step ${phase[1]} the second copy's loss falls most (${fixed(m.second[k], 2)} \u2192 ` +
         `${fixed(m.second[at(phase[1])], 2)}), as ${indHead} sharpens.`;
-      if (step === phase[1]) return `The phase change: since step ${phase[0]} the second ` +
+      if (formed && step === phase[1]) return `The phase change: since step ${phase[0]} the second ` +
         `copy's loss fell most (${fixed(m.second[at(phase[0])], 2)} \u2192 ` +
         `${fixed(m.second[k], 2)}); ${indHead} looks at the token after the earlier copy.`;
       if (prevAt === null || step < prevAt) return "What to notice: no head has a pattern " +
