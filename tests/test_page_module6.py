@@ -90,6 +90,19 @@ def to_step(page, selector, k):  # the range moved to its k-th step by keys alon
         page.keyboard.press("ArrowRight")
 
 
+def test_the_kept_copies_are_each_steps_parameters(m6):
+    """The replay's data: a snapshot's parameters are those a training stopped at its step
+    returns (bit for bit), and the toy's path at step k is a training of k steps'."""
+    params, _ = induction.train(steps=50)
+    kept = m6[0].snapshots[2]
+    assert kept.step == 50 and all(np.array_equal(kept.params[n], params[n]) for n in params)
+    data = wiring.make_batch(wiring.sentences(wiring.TRAIN))
+    w_q, w_k, _, _ = wiring.train(*wiring.start(), data, steps=120)
+    assert len(m6[0].wiring_path) == wiring.STEPS + 1
+    assert np.array_equal(m6[0].wiring_path[120][0], w_q)
+    assert np.array_equal(m6[0].wiring_path[120][1], w_k)
+
+
 def test_each_steps_scores_and_weights_are_torchs_on_that_steps_parameters(
         browser, training_page, m6):
     page = (opened := open_page(browser, training_page)).page
