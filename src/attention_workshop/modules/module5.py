@@ -3,10 +3,11 @@
 Writes [S16] onward, after Module 4's last line. The toy first: Module 2's wired head has
 two channels, topic and place; switching one off is the toy's ablation. Everything real
 runs in float64 with one BLAS thread (as Modules 3 and 4), so every printed digit is the
-same on every run and machine.
+same on every run and machine. [S19]'s sliding KV cache alone runs in float32 (twice as
+fast; its perplexities are float64's to two decimals, and it prints three digits).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -145,6 +146,7 @@ class SmolLM2:
     loss_previous: float  # nats on the repeat with the previous-token head off
     sink_norms: dict  # {(layer, head): (|v| at position 0, mean |v| elsewhere)}
     sink_moved: dict  # {(layer, head): (score on SINK_TEXT, score with its first word changed)}
+    sliding: object = None  # sliding_cache.Sliding: [S19]'s last lines, CACHES' losses
 
 
 def log_induction(log, m4):  # Log, module4.Result -> (the plain run, SmolLM2's numbers)
@@ -228,6 +230,51 @@ def log_previous_and_sink(log, m4, plain, induced):  # -> SmolLM2
                    sink_moved=moved)
 
 
+# [S19]'s sliding KV cache (StreamingLLM): the newest WINDOW tokens' keys and values kept, the
+# older evicted; the loss on the SCORED tokens after the window (each cache runs them again:
+# 4 x 64 tokens, ~1.5 s). The window's start is where the sinks leave, so a short stretch
+# shows it; CACHES: {name: first tokens kept beside the window (None: the full cache)}
+WINDOW = 32
+SCORED = 64
+CACHES = {"full cache": None, f"window of {WINDOW} only": 0, "window + the first token": 1,
+          "window + the first 4 tokens": 4}
+
+
+def digits(x):  # a perplexity, three significant digits: 39.1, 439, 1,544
+    return f"{x:.3g}" if x < 1000 else f"{x:,.0f}"
+
+
+def log_sliding(log, model):  # Log, SmolLM2 -> sliding_cache.Sliding
+    """The sink's last proof: evict the first tokens from a sliding cache and the perplexity
+    jumps; keep them beside the window and it comes back (sliding_cache.py)."""
+    from attention_workshop.real.analysis import sliding_cache as sc
+
+    text = sc.long_text()
+    ids = model.tokenizer.encode(text).ids  # the whole text: more than run's 512 tokens
+    small = sc.in_float32(model)
+    s = sc.losses(small, ids[:WINDOW + SCORED + 1], WINDOW, CACHES)
+    T, cfg = WINDOW + SCORED + 1, model.config
+    log(f"  a sliding KV cache (StreamingLLM, Xiao et al. 2023) on the workshop's own text "
+        f"({sc.TEXT_FILE}, {len(ids):,} tokens): its first {T} read keeping the newest {WINDOW}")
+    log(f"  tokens' keys and values only (each older one evicted as a token comes), or those and "
+        f"the first tokens; perplexity on the {s.scored} tokens after the window (float32):")
+    log.extend(f"    {f'{name} ({s.cache_bytes[name] / 1e6:.2f} MB)':<40}"
+               f"{digits(s.perplexity(name)):>6}" for name in CACHES)
+    full, alone, one, four = (s.perplexity(name) for name in CACHES)
+    log(f"  evicted, the first tokens cost {alone / full:.0f}x the full cache's perplexity; with "
+        f"the first token kept {one / full:.2f}x, with 4 {four / full:.2f}x (the rest is the "
+        "older text the window lost)")
+    log("  without its sink a head's spare weight lands on the window's tokens and adds their "
+        "values (StreamingLLM's Llama-2-13B: 5158 with the window alone, 5.40 with 4 sinks)")
+    log(f"  cost: {s.cache_bytes['full cache'] // T:,} bytes of cache a token (keys and values, "
+        f"{cfg.n_layer} layers x {cfg.n_kv_head} KV heads x {cfg.d_head} floats x 2); no "
+        f"[{cfg.n_layer}, {cfg.n_head}, T, T] weights kept, one layer's {cfg.n_head} x "
+        f"{s.scored} x {T} scores at a time")
+    log("  positions: each key keeps the rotary angle it was made with, so a sink is seen at its "
+        "true distance (StreamingLLM numbers the positions inside the cache instead)")
+    return s
+
+
 @dataclass(frozen=True)
 class Result:
     toy: Toy  # [S16]
@@ -246,4 +293,5 @@ def run(log, earlier):
         m4 = earlier[module4.Result]
         plain, induced = log_induction(log, m4)
         smollm2 = log_previous_and_sink(log, m4, plain, induced)
+        smollm2 = replace(smollm2, sliding=log_sliding(log, m4.model))  # [S19]'s last lines
     return Result(toy=toy, minilm=minilm, smollm2=smollm2)
