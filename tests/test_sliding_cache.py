@@ -222,3 +222,38 @@ def test_long_text_is_package_data_past_real_s_limit(smollm2_tokenizer):
     assert any(fnmatch.fnmatch(sc.TEXT_FILE, pattern) for pattern in patterns)
     n = len(smollm2_tokenizer(sc.long_text())["input_ids"])
     assert MAX_TOKENS < n <= LONG_TOKENS
+
+
+def test_module5_lines_are_transformers_perplexities(smollm2_64, smollm2_model,
+                                                     smollm2_tokenizer):
+    """[S19]'s table: each cache's perplexity as transformers computes it on the same tokens
+    (its tokenizer's ids, its LlamaForCausalLM loss under a band mask built here), three
+    digits; the bytes are 46,080 a token (float32) times the tokens each cache holds."""
+    import torch
+
+    from attention_workshop.modules import module5
+    from attention_workshop.report import Log
+
+    log = Log()
+    module5.log_sliding(log, smollm2_64)
+    rows = {line[4:44].split(" (")[0]: line for line in log.lines if line.startswith("    ")}
+    W, T = module5.WINDOW, module5.WINDOW + module5.SCORED + 1
+    ids = smollm2_tokenizer(module5_text())["input_ids"][:T]
+    i, j = np.arange(T)[:, None], np.arange(T)[None, :]
+    for name, sinks in module5.CACHES.items():
+        sees = (j <= i) if sinks is None else (j <= i) & ((i - j < W) | (j < sinks))
+        labels = torch.tensor([ids])
+        labels[0, :W + 1] = -100
+        mask = torch.where(torch.tensor(sees), 0.0, float("-inf"))[None, None]
+        with torch.no_grad():
+            loss = float(smollm2_model(input_ids=torch.tensor([ids]), labels=labels,
+                                       attention_mask=mask).loss)
+        held = 46080 * (T if sinks is None else W + sinks)
+        assert rows[name].split()[-1] == module5.digits(np.exp(loss)), name
+        assert f"({held / 1e6:.2f} MB)" in rows[name]
+
+
+def module5_text():
+    from importlib.resources import files
+
+    return files("attention_workshop").joinpath("data/long_text.txt").read_text(encoding="utf-8")
