@@ -220,8 +220,12 @@ def test_the_toy_moves_toward_its_end_beside_the_hand_wiring(browser, training_p
                 [shown(v) for v in bank_by_hand(*pair, sentence)]
                 for pair in ((w_q, w_k), end[:2], (W_Q_WIRED, W_K_WIRED))]
         river = shown(bank_by_hand(w_q, w_k, SENT_RIVER)[1])
-        assert page.text_content("#m6-toy-now-say").startswith(
+        said = page.text_content("#m6-toy-now-say")
+        assert said.startswith(
             f"Step {step} of 300: training loss {losses[-1]:.3f}; bank puts {river} on river")
+        apart = float(re.search(r"within (\S+) of where it ends", said).group(1))
+        gap = np.abs(w_q @ w_k.T - end[0] @ end[1].T).max()  # exact; the page's: of 3 decimals
+        assert abs(apart - gap) <= 0.001 and (step < 300 or apart == 0)
     assert cells(page, "#m6-toy-end") == [[shown(v) for v in row] for row in end[0] @ end[1].T]
     # the end and the hand wiring as [S20] prints them (2 decimals): learned | wired
     printed = [line.split()[1:] for line in section(m6[1], 20)

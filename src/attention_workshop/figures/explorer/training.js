@@ -148,6 +148,9 @@ AW.panel("training.js", ({h, s, panel, heat, MatrixView, scrollBox, cellReadout,
     });
     const line = readout();
     line.id = "m6-toy-now-say";
+    // how far step k's W_Q @ W_K.T is from the end's, in thousandths (exact: whole numbers)
+    const apart = k => Math.max(...w.product[k].flatMap((row, i) =>
+      row.map((v, j) => Math.abs(v - w.product[end][i][j]))));
     const move = stepper("m6-toy-step", steps, w.last, k => {
       now.table.querySelector("caption").textContent = `learned, at step ${steps[k]}`;
       now.set(milli(w.product[k]));
@@ -157,7 +160,8 @@ AW.panel("training.js", ({h, s, panel, heat, MatrixView, scrollBox, cellReadout,
       const topic = n => fixed(w.bank[k][n][1] / 1000), hand = fixed(w.wired.bank[0][1] / 1000);
       text(line, `Step ${steps[k]} of ${w.last}: training loss ${fixed(w.loss[k] / 1000)}; ` +
         `bank puts ${topic(0)} on river in "${w.sentences[0].sentence}" and ${topic(1)} on ` +
-        `money in "${w.sentences[1].sentence}" (wired by hand: ${hand}).`);
+        `money in "${w.sentences[1].sentence}" (wired by hand: ${hand}). W_Q @ W_K.T is ` +
+        `within ${fixed(apart(k) / 1000)} of where it ends (its largest entry's difference).`);
       say.refresh();
     });
     body.append(move.element, line,
