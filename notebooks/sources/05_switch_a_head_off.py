@@ -129,6 +129,35 @@ for lay, h in [(18, 8), (3, 1)]:
 #     L3H3 (KV head 1): |v| 1.00 at position 0, mean 5.92 at the others
 # ```
 #
+# If position 0 is where the spare weight goes, a model that loses it should suffer. A
+# decoder writing a long text keeps every token's keys and values (its KV cache); a sliding
+# cache keeps only the newest 32 and evicts the rest, the first tokens with them.
+# **Predict.** Does the perplexity move a little or a lot? And if the first 4 tokens are kept
+# beside the window? (sliding_cache.py computes the evicting cache as one pass with a banded
+# mask, proved equal to decoding token by token.)
+
+# %%
+from attention_workshop.modules.module5 import CACHES, SCORED, WINDOW
+from attention_workshop.real.analysis import sliding_cache as sc
+
+text_ids = model.tokenizer.encode(sc.long_text()).ids[:WINDOW + SCORED + 1]
+sliding = sc.losses(sc.in_float32(model), text_ids, WINDOW, CACHES)
+for name in CACHES:
+    print(f"{name:<28} perplexity {sliding.perplexity(name):.3g}")
+
+# %% [markdown]
+# A lot: without the first tokens every head that parked its weight there has to put it
+# on real tokens, and their values are not short. One token kept gives back most of it
+# (cross-check: results.log [S19] lines 13-17):
+#
+# ```text
+#     full cache (4.47 MB)                      32.1
+#     window of 32 only (1.47 MB)                805
+#     window + the first token (1.52 MB)        48.8
+#     window + the first 4 tokens (1.66 MB)     48.1
+#   evicted, the first tokens cost 25x the full cache's perplexity; with the first token kept 1.52x, with 4 1.50x (the rest is the older text the window lost)
+# ```
+#
 # ## 4. Your turn: switch off heads of your choice
 #
 # Change the list (layers and heads count from 0; `(18, 6)` is the log's L18H6) and run
