@@ -131,6 +131,16 @@ def test_each_steps_scores_and_weights_are_torchs_on_that_steps_parameters(
     assert page.text_content("#m6-weights caption").startswith("L0 H0's weights at step 400")
     att = torch_patterns(snaps[-1].params)
     assert cells(page, "#m6-weights")[9][:3] == [short(w) for w in att[0, 0, 9, :3]]
+    page.focus("#m6-weights")  # a weight read in words, then a masked cell
+    page.keyboard.press("ArrowDown")
+    said = lambda: page.text_content("#m6-weights-say")  # noqa: E731
+    tokens = repeated_ids(32, half=8)
+    assert said() == f"L0 H0 at step 400: 1: {tokens[1]} \u2192 0: {tokens[0]} = " \
+        f"{att[0, 0, 1, 0]:.3f}"
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    assert said() == (f"L0 H0 at step 400: 1: {tokens[1]} \u2192 2: {tokens[2]} masked: a "
+                      "token never looks ahead")
     assert not opened.errors
 
 

@@ -219,6 +219,7 @@ AW.panel("training.js", ({h, s, panel, heat, MatrixView, scrollBox, cellReadout,
       onCell: gridSay.cell((i, j) => `${names[i]}, ${scores.cols[j]} score = ` +
         fixed(scores.values[i][j], 2))});
     scores.table.id = "m6-scores";
+    gridSay.element.id = "m6-scores-say";
     // every head's weights drawn small (a button each: it shows that head's table below)
     const CELL = 9, side = T * CELL;
     const paint = v => { const c = {style: {}}; heat(c, v, 1); return c.style.backgroundColor; };
@@ -246,8 +247,10 @@ AW.panel("training.js", ({h, s, panel, heat, MatrixView, scrollBox, cellReadout,
       {heat: true, number: 5, pad: 1,
        format: v => fixed(v).replace(/^0\./, "."),
        onCell: weightSay.cell((i, j) => `${names[chosen]} at step ${steps[move.at()]}: ` +
-         `${label(i)} \u2192 ${label(j)} = ${fixed(weights.values[i][j])}`)});
+         `${label(i)} \u2192 ${label(j)} ` + (j > i ? "masked: a token never looks ahead"
+           : `= ${fixed(weights.values[i][j])}`))});
     weights.table.id = "m6-weights";
+    weightSay.element.id = "m6-weights-say";
     weights.table.classList.add("compact");
     const mask = tokens.map((_, i) => tokens.map((_, j) => j <= i));
     const best = (field, layer, k) => {  // -> [score, head] of the layer's strongest head
