@@ -143,3 +143,15 @@ def test_help_names_the_logs_defaults(capsys):
     assert exit_code(["train", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert f"{wiring.STEPS} for wiring and {induction.STEPS} for induction" in text
+
+
+def test_a_learners_own_explorer_html_is_refused_before_training(tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "explorer.html").write_text("my notes\n")
+    assert cli.main(["train", "induction", "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1
+    assert "explorer.html" in captured.err
+    assert sorted(p.name for p in out.iterdir()) == ["explorer.html"]
+    assert (out / "explorer.html").read_text() == "my notes\n"
