@@ -232,14 +232,16 @@ def test_module5_lines_are_transformers_perplexities(smollm2_64, smollm2_model,
     import torch
 
     from attention_workshop.modules import module5
+    from attention_workshop.quiz.module5 import sliding_question
     from attention_workshop.report import Log
 
     log = Log()
-    module5.log_sliding(log, smollm2_64)
+    sliding = module5.log_sliding(log, smollm2_64)
     rows = {line[4:44].split(" (")[0]: line for line in log.lines if line.startswith("    ")}
     W, T = module5.WINDOW, module5.WINDOW + module5.SCORED + 1
     ids = smollm2_tokenizer(module5_text())["input_ids"][:T]
     i, j = np.arange(T)[:, None], np.arange(T)[None, :]
+    perplexity = {}
     for name, sinks in module5.CACHES.items():
         sees = (j <= i) if sinks is None else (j <= i) & ((i - j < W) | (j < sinks))
         labels = torch.tensor([ids])
@@ -249,11 +251,42 @@ def test_module5_lines_are_transformers_perplexities(smollm2_64, smollm2_model,
             loss = float(smollm2_model(input_ids=torch.tensor([ids]), labels=labels,
                                        attention_mask=mask).loss)
         held = 46080 * (T if sinks is None else W + sinks)
+        perplexity[sinks] = np.exp(loss)
         assert rows[name].split()[-1] == module5.digits(np.exp(loss)), name
         assert f"({held / 1e6:.2f} MB)" in rows[name]
+    # quiz 5: the first token alone closes more than half the gap, by transformers' numbers
+    closes = perplexity[0] - perplexity[1] > (perplexity[0] - perplexity[None]) / 2
+    assert sliding_question(sliding).answer == ("a" if closes else "b")
 
 
 def module5_text():
     from importlib.resources import files
 
     return files("attention_workshop").joinpath("data/long_text.txt").read_text(encoding="utf-8")
+
+
+def test_figure_lines_end_at_the_log_s_perplexities(tmp_path):
+    """sliding_cache.png: each line is the perplexity of the tokens so far (nats [0, log 4]
+    -> 1, then exp(log 4 / 2) = 2), so it ends at the variant's whole perplexity."""
+    from types import SimpleNamespace
+
+    from attention_workshop.figures import registry
+    from attention_workshop.figures.sinks import running_perplexity, sliding_cache
+    from attention_workshop.modules import module5
+
+    np.testing.assert_allclose(running_perplexity([0.0, np.log(4.0)]), [1.0, 2.0])
+    rng = np.random.default_rng(0)
+    nats = {name: rng.uniform(0, 6, 10) for name in module5.CACHES}
+    s = sc.Sliding(window=4, scored=10, nats=nats, cache_bytes={})
+    fig = sliding_cache(SimpleNamespace(smollm2=SimpleNamespace(sliding=s)), None, None)
+    ax = fig.axes[0]
+    for line, name in zip(ax.get_lines(), module5.CACHES, strict=True):
+        np.testing.assert_allclose(line.get_xdata(), np.arange(5, 15))  # tokens predicted
+        assert line.get_ydata()[-1] == pytest.approx(s.perplexity(name))
+        assert line.get_label().startswith(name)
+    assert "sliding KV cache of 4 tokens" in ax.get_title()
+    drawing = registry()["sliding_cache.png"]
+    assert drawing.about.startswith("Module 5 (log [S19] lines 13-16)")
+    assert drawing(({module5.Result: SimpleNamespace(smollm2=SimpleNamespace(sliding=s)),
+                     **{kind: None for kind in drawing.reads[1:]}}),
+                   tmp_path / "s.png").read_bytes().startswith(b"\x89PNG")

@@ -2,8 +2,8 @@
 
 Answers come from Module 5's result (modules/module5.py): the toy's channels switched off,
 MiniLM's river heads switched off and patched, SmolLM2's induction, previous-token and sink
-heads. The questions on a model that did not run (MiniLM or SmolLM2 not installed) are left
-out.
+heads, and the sliding KV cache that loses its sink. The questions on a model that did not
+run (MiniLM or SmolLM2 not installed) are left out.
 """
 
 import numpy as np
@@ -80,4 +80,21 @@ def questions(results):  # {Result class: Result} -> [Question]
                 "weights must sum to 1, so a head with nothing to say parks them where they "
                 "change little."),
         ]
+        if s.sliding is not None:
+            asked.append(sliding_question(s.sliding))
     return asked
+
+
+def sliding_question(sliding):  # sliding_cache.Sliding ([S19]'s last lines) -> Question
+    full, alone, one, four = (sliding.perplexity(name) for name in module5.CACHES)
+    return choice(
+        f"SmolLM2 reads a text with a sliding KV cache that keeps the newest {sliding.window} "
+        f"tokens' keys and values: the perplexity after the window is {module5.digits(full)} "
+        f"with the full cache and {module5.digits(alone)} with the window alone. What does "
+        "keeping just the first token beside the window do?",
+        ["brings it most of the way back", "nothing: one token more hardly counts",
+         "makes it worse: the first token is far away"],
+        0 if alone - one > (alone - full) / 2 else 1,
+        f"{module5.digits(one)} with the first token kept ({module5.digits(four)} with 4): it "
+        "is where the heads park their spare weight; evicted, that weight lands on real "
+        "tokens' values. The rest of the gap is the older text the window lost.")
