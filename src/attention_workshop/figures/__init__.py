@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # figure files under figures/, in the order their figures are drawn (explorer: the HTML page)
-FILES = ("toy", "encoder", "decoder", "interventions", "training", "explorer")
+FILES = ("toy", "encoder", "decoder", "interventions", "sinks", "training", "explorer")
 FORMATS = ("png", "svg", "pdf")  # a figure's file formats (canvas.save), PNG the default
 
 
