@@ -9,7 +9,11 @@ that quick:
   ablated run starts at its layer from the residual stream the plain run had there
   (resume.py's part of the model, hook_embed = that stream), so layer 29's heads run one
   layer each and layer 0's all 30 (4,185 layers for the 270 heads: 140 runs' worth, not 270);
-- the model's own working precision (float32 from a GGUF: the accelerator, real/fast/).
+- the model's own working precision (float32 from a GGUF: the accelerator, real/fast/);
+- a layer's heads are shared out over the threads the user allows (threads_allowed), each
+  run's products on one BLAS thread: on this shared 2-core machine a two-thread BLAS on
+  100-token products slowed to a tenth whenever the other core was busy; separate runs on
+  separate cores do not wait for each other.
 
 Example: m = load_model("smollm2"); ids, lead = head_patterns.sequence_for(m);
 found = effect_map(m, ids, lead); found.after.shape -> (30, 9); found.top(1) ->
@@ -17,12 +21,14 @@ found = effect_map(m, ids, lead); found.after.shape -> (30, 9); found.top(1) ->
 """
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real.analysis.head_effects import loss_rows, next_token_loss
+from attention_workshop.real.blas_threads import one_blas_thread, threads_allowed
 from attention_workshop.real.hooks import Hooks
 from attention_workshop.real.interventions import ablation, check_how
 from attention_workshop.real.resume import part, shifted
@@ -49,15 +55,14 @@ class EffectMap:
                  float(self.effect.flat[i])) for i in order]
 
 
-def each_head_off(model, plain, layer, how):  # Model, its plain run, l -> [RunResult] per head
-    """Layer l's heads switched off one at a time, each run from layer l up (the layers below
-    are the plain run's); the results' hidden states cover layers l.. only."""
-    cfg = model.config
-    upper = part(model, layer, cfg.n_layer)  # layers l .. n_layer - 1, renumbered from 0
-    entering = np.array(plain.hidden_states[layer])  # [T, d_model]: layer l's input
-    enter = Hooks({"hook_embed": lambda x: entering})
-    return [upper.run(plain.ids, hooks=shifted(ablation(cfg, [(layer, h)], how), layer)
-                      .then(enter)) for h in range(cfg.n_head)]
+def head_off(cfg, upper, plain, layer, head, how, rows):  # -> nats with that head alone off
+    """Head (layer, head) of the model (`cfg`) switched off, the run from layer l up (`upper`:
+    resume.part of the model from l; the layers below are the plain run's), its loss on
+    `rows`."""
+    entering = plain.hidden_states[layer]  # [T, d_model]: layer l's input in the plain run
+    hooks = shifted(ablation(cfg, [(layer, head)], how), layer).then(
+        Hooks({"hook_embed": lambda x: entering}))
+    return next_token_loss(upper.run(plain.ids, hooks=hooks), rows)
 
 
 def effect_map(model, ids, lead=None, how="zero", say=None, layers=None):
@@ -75,14 +80,17 @@ def effect_map(model, ids, lead=None, how="zero", say=None, layers=None):
     part_name = "text" if lead is None else "repeat"
     rows = loss_rows(ids, lead)[part_name]  # the positions whose next token is scored
     start, cpu = time.perf_counter(), time.process_time()
-    plain = model.run(ids)
     after = np.full((cfg.n_layer, cfg.n_head), np.nan)  # [n_layer, n_head]
-    for layer in range(cfg.n_layer) if layers is None else sorted(set(layers)):
-        after[layer] = [next_token_loss(run, rows) for run in each_head_off(model, plain, layer,
-                                                                            how)]
-        if say is not None:
-            say(f"layer {layer + 1}/{cfg.n_layer}: {cfg.n_head} heads switched off one at a "
-                f"time ({time.perf_counter() - start:.0f} s)")
+    workers = min(threads_allowed(), cfg.n_head)  # asked before the BLAS is held at one
+    with one_blas_thread(), ThreadPoolExecutor(workers) as pool:
+        plain = model.run(ids)
+        for layer in range(cfg.n_layer) if layers is None else sorted(set(layers)):
+            upper = part(model, layer, cfg.n_layer)  # layers l .. n_layer - 1, from 0
+            after[layer] = list(pool.map(lambda h, upper=upper, layer=layer: head_off(
+                cfg, upper, plain, layer, h, how, rows), range(cfg.n_head)))
+            if say is not None:
+                say(f"layer {layer + 1}/{cfg.n_layer}: {cfg.n_head} heads switched off one at "
+                    f"a time ({time.perf_counter() - start:.0f} s)")
     return EffectMap(model=model.name, how=how, part=part_name,
                      before=next_token_loss(plain, rows), after=after,
                      seconds=time.perf_counter() - start,
