@@ -228,13 +228,13 @@ def test_run_ends_with_what_each_file_shows(tmp_path, capsys):
     listed = [line for line in lines[start + 1:] if line.startswith("  ")]
     shown = {line.split()[0]: line.split(None, 1)[1] for line in listed}
     assert set(shown) == {"results.log", *FIGURES, "explorer.html"}
-    assert shown["explorer.html"].startswith("Modules 1-2: build a sentence")
+    assert shown["explorer.html"].startswith("Modules 1-2 and 6: build a sentence")
     assert "Module 3" not in "\n".join(listed) and "1-3" not in "\n".join(listed)
     log = (out / "results.log").read_text().splitlines()
     for name, drawing in registry().items():
         assert drawing.about.startswith(("Module ", "Modules ")), name
-        if name in shown:  # Module 3 did not run: a page that can show it says Modules 1-2
-            expected = drawing.about.replace("Modules 1-4:", "Modules 1-2:")
+        if name in shown:  # Modules 3-5 did not run: a page that can show them says so
+            expected = drawing.about.replace("Modules 1-6:", "Modules 1-2 and 6:")
             assert shown[name] == expected
         modules = {int(n) for n in re.findall(r"\d", drawing.about.split(",")[0].split("(")[0])}
         cited = drawing.about.split("log ")[-1].split(")")[0] if "log " in drawing.about else ""
@@ -249,11 +249,15 @@ def test_run_ends_with_what_each_file_shows(tmp_path, capsys):
 
 def test_a_page_names_only_the_modules_it_was_drawn_from():
     from attention_workshop.figures import about, registry
-    from attention_workshop.modules import module3, module4
+    from attention_workshop.modules import module3, module4, module5, module6
 
     full = registry()["explorer.html"].about
-    assert full.startswith("Modules 1-4: ") and about("explorer.html") == full
-    assert about("explorer.html", [module3.Result, module4.Result]) == (
-        "Modules 1-2: " + full.removeprefix("Modules 1-4: "))
+    rest = full.removeprefix("Modules 1-6: ")
+    assert full.startswith("Modules 1-6: ") and about("explorer.html") == full
+    assert about("explorer.html", [module3.Result, module4.Result, module5.Result]) == (
+        "Modules 1-2 and 6: " + rest)
+    assert about("explorer.html", [module3.Result, module4.Result, module5.Result,
+                                   module6.Result]) == "Modules 1-2: " + rest
+    assert about("explorer.html", [module3.Result]) == "Modules 1-2 and 4-6: " + rest
     # a figure that never reads Module 3 keeps its line whatever was skipped
     assert about("scaling.png", [module3.Result]) == registry()["scaling.png"].about

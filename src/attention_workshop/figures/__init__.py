@@ -69,17 +69,33 @@ def preload():  # -> the Thread importing the figure files (matplotlib)
 
 def about(name, skipped=()):  # file name, Result classes not run -> its one line, or ""
     """What the file shows. A drawing made without one of its optional results names only
-    the modules it drew from: explorer.html after `run --no-real` is "Modules 1-2: ...", not
-    "Modules 1-4: ...". Example: about("scaling.png") -> 'Module 2, [S5] (log 75-80): ...'."""
+    the modules it drew from: explorer.html after `run --no-real` is "Modules 1-2 and 6: ...",
+    not "Modules 1-6: ...". Example: about("scaling.png") -> 'Module 2, [S5] (log 75-80): ...'."""
     drawing = registry().get(Path(name).stem + ".png") or registry().get(name)
     if not drawing:
         return ""
     if not any(kind in skipped for kind in drawing.optional):
         return drawing.about
-    last = max(module_number(kind) for kind in drawing.reads)
-    return re.sub(r"^Modules (\d+)-(\d+)",
-                  lambda m: f"Module {last}" if int(m[1]) == last else f"Modules {m[1]}-{last}",
-                  drawing.about)
+    match = re.match(r"Modules (\d+)-\d+", drawing.about)
+    if not match:
+        return drawing.about
+    first, last = int(match[1]), max(module_number(kind) for kind in drawing.reads)
+    drawn = {*range(first, last + 1),
+             *(module_number(kind) for kind in drawing.optional if kind not in skipped)}
+    return modules_named(drawn) + drawing.about[match.end():]
+
+
+def modules_named(numbers):  # {module numbers} -> "Module 2" | "Modules 1-2 and 6"
+    """Example: {1, 2, 6} -> "Modules 1-2 and 6"; {1, 2, 3, 4, 5, 6} -> "Modules 1-6"."""
+    runs, ordered = [], sorted(numbers)
+    for n in ordered:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    names = [f"{a}" if a == b else f"{a}-{b}" for a, b in runs]
+    head = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+    return f"Module {head}" if len(ordered) == 1 else f"Modules {head}"
 
 
 def module_number(kind):  # a Result class -> its module's number (module2.Result -> 2)

@@ -28,6 +28,11 @@ REACH = 19  # the sink's sentences run SmolLM2's layers 0-18 only: the sink head
 # [S19]'s short text for the sink, and the same text with its first word changed
 SINK_TEXT = "The river rose all night, and by morning the path along the bank was under water."
 SINK_OTHER = "Seven"  # one token, as "The" is
+# The explorer's Module 5 panel: a phrase, then its start again, so the plain model copies it
+# (" wide"); with the induction heads or the previous-token head off it writes something else
+PANEL_PROMPT = "river bank wide. river bank"
+PANEL_TOKENS = 3  # each continuation costs a short run and 2 steps: few tokens, few head sets
+PANEL_TOP = (3, 5)  # the panel's sets of top induction heads ([S18]'s runs, both halves)
 
 
 @dataclass(frozen=True)
@@ -149,21 +154,27 @@ class SmolLM2:
     sliding: object = None  # sliding_cache.Sliding: [S19]'s last lines, CACHES' losses
 
 
-def log_induction(log, m4):  # Log, module4.Result -> (the plain run, SmolLM2's numbers)
+def log_induction(log, m4):
+    # Log, module4.Result -> (the plain run, SmolLM2's numbers, {heads: {part: nats}})
     from attention_workshop.real.analysis.head_effects import loss_rows, losses, switched_off
     from attention_workshop.real.analysis.head_patterns import ranked, sequence_for
     from attention_workshop.real.interventions import random_heads
 
     model = m4.model
     ids, lead = sequence_for(model)
-    repeat = {"repeat": loss_rows(ids, lead)["repeat"]}
+    halves = loss_rows(ids, lead)  # the log prints the repeat; the explorer shows both halves
+    repeat = {"repeat": halves["repeat"]}
     induction = [(lay, h) for lay, h, _ in ranked(m4.patterns["induction"].scores, max(COUNTS))]
     plain = m4.repeated  # [S14]'s run: each ablation runs again from its first head's layer
     log.section(18, "SmolLM2: the induction heads proven by switching them off ([S14]'s "
                     "sequence, loss on the repeat)")
-    top = {k: losses(switched_off(model, plain, induction[:k]), repeat)["repeat"] for k in COUNTS}
     draws = random_heads(model.config, induction[:RANDOM], SMOL_DRAWS)
-    rand = [(d, losses(switched_off(model, plain, d), repeat)["repeat"]) for d in draws]
+    shown = [*(induction[:k] for k in PANEL_TOP), draws[0]]  # the explorer's: both halves
+    measured = {tuple(heads): losses(switched_off(model, plain, heads),
+                                     halves if heads in shown else repeat)
+                for heads in [*(induction[:k] for k in COUNTS), *draws]}
+    top = {k: measured[tuple(induction[:k])]["repeat"] for k in COUNTS}
+    rand = [(d, measured[tuple(d)]["repeat"]) for d in draws]
     p = m4.patterns["induction"]
     log(f"  every head on: {p.loss_second:.2f} nats on the repeat ({p.loss_first:.2f} on the first "
         "half, whose tokens are new)")
@@ -178,7 +189,7 @@ def log_induction(log, m4):  # Log, module4.Result -> (the plain run, SmolLM2's 
     log(f"  so the copying is theirs: the top {RANDOM} off bring the repeat to "
         f"{top[RANDOM]:.2f} nats, near the new tokens' {p.loss_first:.2f}; {RANDOM} others cost "
         f"{np.mean(values) - p.loss_second:.2f} on average")
-    return plain, (induction, p.loss_second, top, rand)
+    return plain, (induction, p.loss_second, top, rand), measured
 
 
 def log_previous_and_sink(log, m4, plain, induced):  # -> SmolLM2
@@ -228,6 +239,42 @@ def log_previous_and_sink(log, m4, plain, induced):  # -> SmolLM2
     return SmolLM2(induction=induction, loss_plain=loss_plain, loss_top=top, loss_random=rand,
                    previous=previous, fed=fed, loss_previous=loss_previous, sink_norms=norms,
                    sink_moved=moved)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One set of heads the explorer's Module 5 panel switches off, and what it changes."""
+
+    name: str  # "top 5 induction heads"
+    heads: list  # [(layer, head)] switched off (zero); [] for every head on
+    loss: dict  # {"first": nats, "repeat": nats} on [S14]'s sequence, each half
+    continuation: object  # decode.Generation: PANEL_PROMPT, greedy, the heads off at every step
+
+
+def choices(m4, s, measured):  # module4.Result, SmolLM2, log_induction's losses -> [Choice]
+    """The head sets of [S18]-[S19] a learner may switch off in the explorer, every head on
+    first, each with the loss on both halves of [S14]'s sequence (the repeat as [S18]-[S19]
+    print it; [S18]'s runs are not run again) and SmolLM2's greedy continuation of PANEL_PROMPT
+    with them off. Example: choices(m4, s, measured)[2].loss["repeat"] -> 11.47... (the top 5,
+    [S18]); its continuation starts "," where every head on copies " wide". Each set costs a
+    continuation (PANEL_TOKENS float64 passes), so the list is short."""
+    from attention_workshop.real.analysis.head_effects import loss_rows, losses, switched_off
+    from attention_workshop.real.analysis.head_patterns import sequence_for
+
+    model, p = m4.model, m4.patterns["induction"]
+    sets = [("every head on", []),
+            *((f"top {k} induction heads", s.induction[:k]) for k in PANEL_TOP),
+            ("previous-token head", [s.previous]), (f"{RANDOM} random heads", s.loss_random[0][0])]
+    ids, lead = sequence_for(model)
+    halves = loss_rows(ids, lead)  # {"first", "repeat"}: the positions each half predicts
+    found = []
+    for name, heads in sets:
+        loss = ({"first": p.loss_first, "repeat": p.loss_second} if not heads else
+                measured.get(tuple(heads)) or losses(switched_off(model, m4.repeated, heads),
+                                                     halves))  # [S19]'s head: run again
+        found.append(Choice(name=name, heads=list(heads), loss=loss, continuation=model.generate(
+            PANEL_PROMPT, tokens=PANEL_TOKENS, ablate=list(heads) or None)))
+    return found
 
 
 # [S19]'s sliding KV cache (StreamingLLM): the newest WINDOW tokens' keys and values kept, the
@@ -280,6 +327,7 @@ class Result:
     toy: Toy  # [S16]
     minilm: MiniLM | None  # [S17]; None without Module 3 (MiniLM not installed)
     smollm2: SmolLM2 | None  # [S18]-[S19]; None without Module 4
+    choices: list | None = None  # [Choice]: the explorer's Module 5 panel; None without Module 4
 
 
 def run(log, earlier):
@@ -291,7 +339,8 @@ def run(log, earlier):
     smollm2 = None
     if module4.Result in earlier:
         m4 = earlier[module4.Result]
-        plain, induced = log_induction(log, m4)
+        plain, induced, measured = log_induction(log, m4)
         smollm2 = log_previous_and_sink(log, m4, plain, induced)
         smollm2 = replace(smollm2, sliding=log_sliding(log, m4.model))  # [S19]'s last lines
-    return Result(toy=toy, minilm=minilm, smollm2=smollm2)
+    panel = None if smollm2 is None else choices(earlier[module4.Result], smollm2, measured)
+    return Result(toy=toy, minilm=minilm, smollm2=smollm2, choices=panel)

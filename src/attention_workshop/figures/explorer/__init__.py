@@ -19,9 +19,10 @@ from attention_workshop.figures.explorer.data import (
     model_runs,
     real_data,
 )
+from attention_workshop.figures.explorer.data_module5 import switch_section
 from attention_workshop.figures.explorer.data_module6 import training_section
 from attention_workshop.figures.explorer.page import explorer_html
-from attention_workshop.modules import module2, module3, module4, module6
+from attention_workshop.modules import module2, module3, module4, module5, module6
 from attention_workshop.writing import write_atomic
 
 __all__ = ["FIGURES", "decoder_section", "explorer_data", "explorer_html", "model_runs",
@@ -38,15 +39,15 @@ def write_explorer(folder, data):  # Path, dict (explorer_data) -> Path of explo
 
 
 def write_page(folder, scaling, real=None, sentence=SENT_RIVER, word="bank", own=(None,) * 4,
-               decoder=None, training=None):
+               decoder=None, training=None, switch=None):
     # Path, module2.Scaling, real_section(...) | None -> Path; own: explore's (Table, W_Q, W_K,
     # W_V) from the learner's files, None for the built-in ones; decoder: decoder_section(...);
-    # training: data_module6.training_section(...)
+    # training: data_module6.training_section(...); switch: data_module5.switch_section(...)
     """The one builder of explorer.html: [S5] as `scaling` measured it, Module 3 from `real`,
     Module 4 from `decoder` and Module 6 from `training` (None: left out), starting from
     `sentence` and following `word`."""
     return write_explorer(folder, explorer_data(scaling, real, sentence, word, own, decoder,
-                                                training))
+                                                training, switch))
 
 
 def real_section(name, model, sentences, source, done=None):  # -> the page's Module 3
@@ -54,16 +55,17 @@ def real_section(name, model, sentences, source, done=None):  # -> the page's Mo
     return real_data(name, model_runs(model, sentences, done), source)
 
 
-def workshop_page(m2, m3, m4, m6, path):
-    # module2.Result, module3.Result | None, module4.Result | None, module6.Result | None,
-    # Path -> Path
+def workshop_page(m2, m3, m4, m5, m6, path):
+    # module2.Result, module3.Result | None, module4.Result | None, module5.Result | None,
+    # module6.Result | None, Path -> Path
     """The page `run` writes: [S5] as the log measured it, Module 3's float64 runs and Module
     4's SmolLM2 if they ran (`run --no-real` runs neither), Module 6's trainings replayed."""
     real = None if m3 is None else real_data(
         module3.MODEL_NAME, {SENT_RIVER: m3.river, SENT_MONEY: m3.money}, FLOAT64)
     decoder = None if m4 is None else decoder_section(m4)
     training = None if m6 is None else training_section(m6, RUN_TRAINING)
-    return write_page(Path(path).parent, m2.scaling, real, decoder=decoder, training=training)
+    return write_page(Path(path).parent, m2.scaling, real, decoder=decoder, training=training,
+                      switch=switch_section(m5, m4))
 
 
 def real_command_page(model, sentence, result, folder):  # for `attention-workshop real --out`
@@ -84,7 +86,7 @@ def real_command_page(model, sentence, result, folder):  # for `attention-worksh
 
 FIGURES = {FILENAME: Drawing(
     (module2.Result,), 0.05, workshop_page,
-    optional=(module3.Result, module4.Result, module6.Result),
-    about="Modules 1-4 and 6: build a sentence, move W_Q, W_K and W_V, watch the weights "
-          "change; the real models' heads, SmolLM2 writing, and Module 6's trainings replayed "
-          "step by step (open it in a browser)")}
+    optional=(module3.Result, module4.Result, module5.Result, module6.Result),
+    about="Modules 1-6: build a sentence, move W_Q, W_K and W_V, watch the weights change; "
+          "the real models' heads, SmolLM2 writing and with heads switched off, and Module 6's "
+          "trainings replayed step by step (open it in a browser)")}

@@ -88,12 +88,13 @@ def model_runs(model, sentences, done=None):  # Model, [str] -> {sentence: RunRe
 
 
 def explorer_data(scaling, real=None, sentence=SENT_RIVER, word="bank", own=(None,) * 4,
-                  decoder=None, training=None):
+                  decoder=None, training=None, switch=None):
     # -> the page's data; own: the learner's (Table, W_Q, W_K, W_V), see toy_data; decoder:
     # decoder_section(Module 4's Result), or None (no Module 4 panel); training:
-    # data_module6.training_section(Module 6's Result), or None (no Module 6 panel)
+    # data_module6.training_section(Module 6's Result), or None (no Module 6 panel); switch:
+    # data_module5.switch_section(Module 5's Result), or None (no Module 5 panel)
     return {"title": TITLE, **toy_data(sentence, word, own), "s5": scaling_data(scaling),
-            "real": real, "decoder": decoder, "training": training}
+            "real": real, "decoder": decoder, "training": training, "switch": switch}
 
 
 def thousandths(x):  # array of weights or scores -> nested lists of whole thousandths

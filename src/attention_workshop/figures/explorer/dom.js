@@ -179,9 +179,10 @@ AW.define("dom.js", ({fixed}) => {
     }
   }
 
-  // Horizontal bars with their numbers: [[label, value], ...] on one shared scale lo..hi. The
-  // bars already there are reused (a slider's redraw changes widths and text, not elements).
-  function bars(container, items, lo, hi, colour) {
+  // Horizontal bars with their numbers (`digits` decimals): [[label, value], ...] on one shared
+  // scale lo..hi. The bars already there are reused (a slider's redraw changes widths and text,
+  // not elements).
+  function bars(container, items, lo, hi, colour, digits = 3) {
     while (container.children.length > items.length) container.lastChild.remove();
     while (container.children.length < items.length) {
       container.append(h("div", {class: "bar"}, h("span", {class: "label"}),
@@ -192,7 +193,7 @@ AW.define("dom.js", ({fixed}) => {
     items.forEach(([label, value], k) => {
       const [name, track, number] = container.children[k].children, fill = track.firstChild;
       text(name, label);
-      text(number, fixed(value));
+      text(number, fixed(value, digits));
       fill.style.left = Math.min(zero, (value - lo) / span * 100) + "%";
       fill.style.width = Math.abs(value) / span * 100 + "%";
       if (colour) fill.style.backgroundColor = colour;

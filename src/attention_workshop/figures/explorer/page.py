@@ -22,7 +22,7 @@ from importlib import resources
 # its script plus its name here (docs/contributing.md).
 SCRIPTS = ("registry.js", "engine.js", "format.js", "dom.js", "save.js", "sentence.js",
            "plane.js", "module1.js", "wiring.js", "module2.js", "strip.js", "scaling.js",
-           "real.js", "decoder.js", "training.js", "main.js")
+           "real.js", "decoder.js", "module5.js", "training.js", "main.js")
 
 
 def asset(name, folder="explorer"):  # a file shipped in figures/<folder>/ (package data)
