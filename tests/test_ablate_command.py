@@ -107,6 +107,13 @@ def test_kind_top_takes_the_patterns_heads(tiny, capsys):
     (["--heads", "L0H0", "--text", "bank " * 200], "but the model has positions for 128"),
     (["--heads", "L0H0", "--text", "a"], "a loss needs a next token"),
     (["--heads", "L0H0", "--text", ""], "empty"),
+    (["--heads", "L1H-1"], "L1H-1 has a negative number"),
+    (["--kind", "induction", "--top", "-2"], "--top -2 switches no head off"),
+    (["--kind", "sink", "--top", "7"], "7 heads switched off leave 5 others to draw the random "
+                                       "control of as many from"),  # 12 heads: at most 6
+    (["--heads", "L0H0,L0H1,L0H2,L0H3,L1H0,L1H1,L1H2"], "give at most 6"),
+    (["--heads", "L0H0", "--how", "half"], "argument --how: invalid choice: 'half'"),
+    (["--map", "--how", "half"], "argument --how: invalid choice: 'half'"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tiny, capsys, argv, message):
     code, out, err = run_cli(["ablate", "--model", str(tiny[0]), *argv], capsys)

@@ -59,8 +59,8 @@ def effect_map_figure(found, path):  # effect_map.EffectMap, Path | None -> Path
            yticks=range(0, L, 1 if L <= 12 else 2))
     ax.tick_params(labelsize=7)
     part = "the repeat" if found.part == "repeat" else "the text"
-    ax.set_title(f"{found.model}: each head switched off alone ({found.how})\nthe loss on "
-                 f"{part} rises from {found.before:.2f} nats by", fontsize=10)
+    ax.set_title(f"{found.model}: each head switched off alone ({found.how})\nhow much the "
+                 f"loss on {part} rises (every head on: {found.before:.2f} nats)", fontsize=10)
     bar = fig.colorbar(im, ax=ax, shrink=0.8)
     bar.set_label("rise in next-token loss (nats)")
     return save(fig, path)
