@@ -2,10 +2,15 @@
 
 Writes sections [S10]-[S15] (log lines 126-167 today; docs and notebooks cite them by section,
 "results.log [S13] lines 2-4", so a module inserted before this one moves none of them).
-Everything runs in float64 with one BLAS thread, so every printed digit, and every greedy
-token, is the same on every run and machine.
+Every number it keeps is computed in float64 with one BLAS thread, so every printed digit,
+and every greedy token, is the same on every run and machine. Only the writing is drafted
+in float32 (the accelerator, several times faster a token), on a second thread, and then
+checked by one float64 pass, which gives the numbers (real/checked_generation.py). Float32
+alone would not do for the rest: its weights differ from float64's by up to 2e-6, and
+[S12]'s 0.894 (L1 H2) is 0.8935046 in float64, 5e-6 from rounding to 0.893.
 """
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -206,26 +211,38 @@ def log_scaling(log, model, text_run):
             f"{softmax(s / np.sqrt(d)).max(axis=-1).mean():.3f}")
 
 
+def widened(model):  # float32 Model -> the same Model in float64, without its blocks
+    """load_model(MODEL, dtype=np.float64) without reading the file again: a GGUF's numbers
+    are float32 as dequantized (gguf_checkpoint._numbers), so widening them is exact."""
+    return dataclasses.replace(model, blocks={}, weights={
+        name: w.astype(np.float64) for name, w in model.weights.items()})
+
+
 def run(log, earlier):
     """Log Module 4 (it reads no earlier module, but follows their log lines)."""
-    from attention_workshop.real import heads, load_model
+    from attention_workshop.real import load_model
+    from attention_workshop.real.analysis.head_patterns import patterns as scored
     from attention_workshop.real.analysis.head_patterns import sequence_for
+    from attention_workshop.real.blas_threads import one_blas_thread
+    from attention_workshop.real.checked_generation import generated_aside
 
     log.expect_section(10)  # its first line heads [S10], wherever the modules before it end
-    model = load_model(MODEL, dtype=np.float64)  # float64: identical digits everywhere
-    runs = {sentence: model.run(sentence) for sentence in (SENT_RIVER, SENT_MONEY)}
-    repeated = model.run(sequence_for(model)[0])  # one run of the repeated sequence serves
-    patterns = {kind: heads(model, kind, TOP, repeated)  # every pattern
-                for kind in ("induction", "previous", "sink")}
+    fast = load_model(MODEL)  # float32 with the file's 4- and 8-bit blocks: it drafts the writing
+    with one_blas_thread():  # a core for the writing, one for the rest (checked_generation.py)
+        model = widened(fast)  # float64: identical digits everywhere
+        writing = generated_aside(model, fast, [(PROMPT, NEW_TOKENS[0], False),
+                                                (QUESTION, NEW_TOKENS[1], True)])
+        runs = {sentence: model.run(sentence) for sentence in (SENT_RIVER, SENT_MONEY)}
+        repeated = model.run(sequence_for(model)[0])  # one run of the repeated sequence serves
+        patterns = scored(model, ("induction", "previous", "sink"), TOP, repeated)  # each kind
+        text_run = model.run(TEXT)
+        prompt, answer = writing.result()  # float64's own tokens, drafted in float32
     log_model(log, model, runs)
     rotary = log_rotary(log, model, runs[SENT_RIVER])
     to_topic = log_bank(log, runs, patterns)
-    prompt = model.generate(PROMPT, tokens=NEW_TOKENS[0])
-    answer = model.generate(QUESTION, tokens=NEW_TOKENS[1], chat=True)
     log_generation(log, model, prompt, answer)
     log_patterns(log, patterns)
-    log_scaling(log, model, model.run(TEXT))
+    log_scaling(log, model, text_run)
     return Result(model=model, river=runs[SENT_RIVER], money=runs[SENT_MONEY],
                   to_river=to_topic["river"], to_money=to_topic["money"], continuation=prompt,
                   answer=answer, patterns=patterns, rotary=rotary, repeated=repeated)
-

@@ -11,7 +11,8 @@ The rooms, in the order a run uses them:
 
     catalog.py          a name (minilm, gpt2, smollm2) or a path -> a model folder or .gguf file
     formats/            the files -> config, tensors, tokenizer, each checked once
-                        (safetensors, shards, GGUF, the folder loader: formats/__init__.py)
+                        (safetensors, shards, GGUF, the folder loader: formats/__init__.py;
+                        a GGUF's dequantized numbers kept for the next load: gguf_cache.py)
     config.py           config.json -> ModelConfig, every value checked
     families/           model_type -> its record (__init__.py: Family, the registry, the
                         contract); bert.py, gpt2.py, llama.py, qwen2.py: each family whole,
@@ -21,6 +22,7 @@ The rooms, in the order a run uses them:
     trace.py            the arrays a forward pass fills, layer by layer (a hook consumer)
     model.py            Model.run: text or ids -> tokens -> forward pass -> RunResult
     decode.py           greedy generation with a KV cache (decoders)
+    checked_generation.py   the same tokens drafted in float32, checked by one float64 pass
     interventions.py, resume.py   heads switched off or patched (hook consumers); a run
                         continued from a layer
     accelerator.py      the one door to fast/

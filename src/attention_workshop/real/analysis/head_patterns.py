@@ -138,12 +138,12 @@ def copy_loss(logits, ids, lead=0):  # [T, n_vocab], [T] -> (loss_first, loss_se
     logits = np.asarray(logits, dtype=np.float64)
     ids = np.asarray(ids)
     half = (len(ids) - lead) // 2
-    top = logits.max(axis=-1, keepdims=True)
-    log_probs = logits - top - np.log(np.exp(logits - top).sum(axis=-1, keepdims=True))
+    top = logits.max(axis=-1)  # [T]
+    total = np.log(np.exp(logits - top[:, None]).sum(axis=-1))  # [T]: log sum exp - top
 
     def mean_loss(targets):  # positions r of the predicted tokens
-        i = lead + targets
-        return float(-log_probs[i - 1, ids[i]].mean())
+        i = lead + targets  # log softmax picked where it is read, not built [T, n_vocab]
+        return float(-(logits[i - 1, ids[i]] - top[i - 1] - total[i - 1]).mean())
 
     return mean_loss(np.arange(1, half)), mean_loss(np.arange(half + 1, 2 * half))
 
@@ -166,12 +166,21 @@ def sequence_for(model, half=HALF, seed=SEED):  # Model -> ids, lead (0 or 1)
 def heads(model, kind, top=10, result=None, seed=SEED):  # Model, str, int -> HeadScores
     """Every head of `model` scored by the pattern `kind`, the best `top` ranked, on the
     sequence of random tokens drawn with `seed`. `result`: the model's run on
-    sequence_for(model)'s ids, if already made (one run serves all kinds).
+    sequence_for(model)'s ids, if already made (one run serves all kinds: patterns()).
 
     Example: heads(load_model("smollm2"), "induction", top=3).top -> [(18, 6, 0.935),
     (17, 4, 0.802), (17, 3, 0.794)] (to 3 decimals), .loss_first 14.13 -> .loss_second 1.99;
     with MiniLM .loss_first is None (an encoder has no forecast)."""
-    check_kind(kind)
+    return patterns(model, (kind,), top, result, seed)[kind]
+
+
+def patterns(model, kinds=tuple(KINDS), top=10, result=None, seed=SEED):
+    # Model, [str], int -> {kind: HeadScores}
+    """heads() for each of `kinds`, on one run of the sequence, its copy loss computed once
+    (the loss over SmolLM2's 49,152 next-token scores is a kind's whole scoring otherwise).
+    Example: patterns(m, ("induction", "sink"), 3)["sink"] == heads(m, "sink", 3)."""
+    for kind in kinds:
+        check_kind(kind)
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise WorkshopError(f"top must be a whole number, at least 1 (got {top!r})")
     ids, lead = sequence_for(model, seed=seed)
@@ -179,11 +188,14 @@ def heads(model, kind, top=10, result=None, seed=SEED):  # Model, str, int -> He
         result = model.run(ids)
     elif result.ids != list(ids):
         raise ValueError("result is not the run of this model's pattern sequence")
-    scores = pattern_scores(result.attentions, kind, lead)
     loss = (None, None)
     if model.config.causal and result.logits is not None:  # an encoder's are no forecast
         loss = copy_loss(result.logits, ids, lead)
-    return HeadScores(kind, ids, scores, ranked(scores, top), *loss)
+    found = {}
+    for kind in kinds:
+        scores = pattern_scores(result.attentions, kind, lead)
+        found[kind] = HeadScores(kind, ids, scores, ranked(scores, top), *loss)
+    return found
 
 
 

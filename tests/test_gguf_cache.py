@@ -1,0 +1,89 @@
+"""The GGUF's numbers kept on disk (real/formats/gguf_cache.py): a load through the cache
+gives the fresh read's numbers bit for bit; a partial, moved or changed entry is read afresh;
+a folder that cannot be written costs nothing but the time."""
+
+import os
+
+import numpy as np
+import pytest
+from smollm2_reference import smollm2_path
+
+from attention_workshop.real.formats import gguf_cache
+from attention_workshop.real.formats.gguf_checkpoint import read_gguf
+
+
+@pytest.fixture(scope="module")
+def fresh():  # SmolLM2 read with no cache at all: the reference
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ATTENTION_WORKSHOP_CACHE", "")
+        return read_gguf(smollm2_path())
+
+
+def same_model(a, b):
+    assert a.config == b.config and a.tokenizer.to_str() == b.tokenizer.to_str()
+    assert a.weights.keys() == b.weights.keys() and a.blocks.keys() == b.blocks.keys()
+    for name, w in a.weights.items():
+        assert w.dtype == b.weights[name].dtype and np.array_equal(w, b.weights[name]), name
+    for name, kept in a.blocks.items():
+        for part in ("quants", "scales", "offsets"):
+            x, y = getattr(kept, part), getattr(b.blocks[name], part)
+            assert (x is None and y is None) or np.array_equal(x, y), (name, part)
+
+
+def test_a_kept_load_equals_a_fresh_read(fresh, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_WORKSHOP_CACHE", str(tmp_path))
+    first = read_gguf(smollm2_path())  # dequantizes and writes the entry
+    place = gguf_cache.entry(smollm2_path())
+    assert place.parent == tmp_path and (place / "numbers.f32").stat().st_size == sum(
+        w.nbytes for w in fresh.weights.values())  # 64-byte alignment adds nothing here
+    calls = []
+    monkeypatch.setattr(gguf_cache, "write", lambda *a: calls.append(a))
+    second = read_gguf(smollm2_path())  # maps the entry: nothing dequantized, nothing written
+    assert calls == []
+    same_model(first, fresh)
+    same_model(second, fresh)
+    widened = read_gguf(smollm2_path(), dtype="float64")
+    for name, w in widened.weights.items():
+        assert w.dtype == np.float64 and np.array_equal(w, fresh.weights[name])
+    assert widened.blocks == {}
+    w = second.weights["model.norm.weight"]
+    w[0] += 1.0  # copy on write: the entry's file keeps its numbers
+    assert np.array_equal(read_gguf(smollm2_path()).weights["model.norm.weight"],
+                          fresh.weights["model.norm.weight"])
+
+
+def test_a_partial_entry_is_read_afresh(fresh, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_WORKSHOP_CACHE", str(tmp_path))
+    place = gguf_cache.entry(smollm2_path())
+    place.mkdir()
+    (place / "index.json").write_text('{"format": 1, "bytes": 999, "tensors": []}')
+    (place / "numbers.f32").write_bytes(b"\0" * 100)  # shorter than its index says
+    assert gguf_cache.read(place) is None
+    same_model(read_gguf(smollm2_path()), fresh)
+    (place / "index.json").write_text("{not json")
+    assert gguf_cache.read(place) is None
+
+
+def test_an_unwritable_folder_only_costs_time(fresh, tmp_path, monkeypatch):
+    (tmp_path / "a file").write_text("")
+    monkeypatch.setenv("ATTENTION_WORKSHOP_CACHE", str(tmp_path / "a file"))
+    same_model(read_gguf(smollm2_path()), fresh)
+    assert list(tmp_path.iterdir()) == [tmp_path / "a file"]  # no half entry left behind
+
+
+def test_which_files_are_kept_and_under_what_name(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_WORKSHOP_CACHE", str(tmp_path / "kept"))
+    small, big = tmp_path / "small.gguf", tmp_path / "big.gguf"
+    small.write_bytes(b"\0" * 1000)
+    with open(big, "wb") as f:
+        f.truncate(gguf_cache.CACHE_FROM)  # sparse: no disk used
+    assert gguf_cache.entry(small) is None
+    name = gguf_cache.entry(big)
+    assert name.parent == tmp_path / "kept"
+    os.utime(big, ns=(0, 10**9))  # the file changed: another entry
+    assert gguf_cache.entry(big) != name
+    monkeypatch.setenv("ATTENTION_WORKSHOP_CACHE", "")
+    assert gguf_cache.entry(big) is None  # set and empty: nothing kept
+    monkeypatch.delenv("ATTENTION_WORKSHOP_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert gguf_cache.entry(big).parent == tmp_path / "xdg" / "attention-workshop"
