@@ -205,3 +205,22 @@ def test_smollm2_cells_and_its_induction_heads(smollm2_model):
     assert first == previous[0] == (16, 0)
     assert set(rest) <= set(induction) and (18, 6) in rest
     assert found.effect[16, 0] > found.effect[18, 6] > 1.0  # each alone costs over a nat
+
+
+def test_progress_on_a_terminal_and_another_figure_format(tiny, capsys, monkeypatch, tmp_path):
+    import io
+    import sys
+
+    class Terminal(io.StringIO):  # a stderr that says it is a terminal
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    code = cli.main(["ablate", "--model", str(tiny[0]), "--map", "--out", str(tmp_path / "o"),
+                     "--figure-format", "svg"])
+    err = sys.stderr.getvalue().splitlines()
+    assert code == 0
+    assert [line.split(" (")[0] for line in err if line.startswith("layer ")] == [
+        f"layer {i}/3: 4 heads switched off one at a time" for i in (1, 2, 3)]
+    assert err[-1] == f"wrote {tmp_path / 'o' / 'effect_map.svg'}"
+    assert (tmp_path / "o" / "effect_map.svg").read_text().lstrip().startswith("<?xml")
