@@ -118,10 +118,12 @@ def worker(side, threads):
             common.reply({"times": common.timed(lambda T=T: forward(T), ask["runs"], cpu),
                           "cpu": cpu})
         elif ask["cmd"] == "generate":  # per new token: (NEW new tokens - 1) / (NEW - 1)
-            many = common.timed(lambda: generate(NEW), ask["runs"])
-            one = common.timed(lambda: generate(1), ask["runs"])
-            common.reply({"times": [(a - b) / (NEW - 1) for a, b in zip(many, one,
-                                                                        strict=True)]})
+            cpu_many, cpu_one = [], []  # the process's CPU time too (load-proof on 1 thread)
+            many = common.timed(lambda: generate(NEW), ask["runs"], cpu_many)
+            one = common.timed(lambda: generate(1), ask["runs"], cpu_one)
+            common.reply({"times": [(a - b) / (NEW - 1) for a, b in zip(many, one, strict=True)],
+                          "cpu": [(a - b) / (NEW - 1) for a, b in zip(cpu_many, cpu_one,
+                                                                      strict=True)]})
         elif ask["cmd"] == "gemm":
             shapes = matmul_shapes(sizes, T)
             pairs = {s: (array(s[:1] + s[1:3]), array(s[:1] + s[2:])) for s in set(shapes)}

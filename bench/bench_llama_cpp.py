@@ -7,7 +7,10 @@ commit and number. build_llama_bench.py builds it; $LLAMA_BENCH names another on
 block: llama-bench's R repetitions (a fresh process: its model load is not timed), then
 ours R times (bench_decoder.py's worker, loaded once), then the streaming-read bandwidth
 (bandwidth.py); ratios are taken block by block, so a load that comes and goes on this
-shared machine weighs on both sides alike.
+shared machine weighs on both sides alike. On one thread each block also takes each side's
+CPU time a new token (cpu_per_token; ours from its worker's process time): a core's cost
+of the token whatever else runs, the ratio to read when the load makes the wall times'
+ranges wide.
 
 Example: found() -> Path(".../build-avx2/bin/llama-bench") or None; times(path, gguf, 2,
 prompts=(16,), runs=3) -> ({"pp16": [s, s, s]}, {"commit": ..., "number": ...})
@@ -15,6 +18,7 @@ prompts=(16,), runs=3) -> ({"pp16": [s, s, s]}, {"commit": ..., "number": ...})
 
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -71,6 +75,21 @@ def times(path, gguf, threads, prompts=(), new=0, runs=3):
     return got, version
 
 
+def cpu_per_token(path, gguf, runs):  # -> llama-bench's CPU seconds a new token, 1 thread
+    """Its process's CPU time (user + system, from the children's rusage) for `runs`
+    repetitions of tg32 minus that for one, over the (runs - 1) x 32 tokens between: the
+    model's load and the warm-up cancel. On one thread CPU time is what the token costs
+    whatever the other core does, so this ratio holds on a loaded machine where the wall
+    times' do not."""
+    spent = []
+    for r in (1, runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        times(path, gguf, 1, new=NEW, runs=r)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        spent.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return (spent[1] - spent[0]) / ((runs - 1) * NEW)
+
+
 def file_bytes(gguf):  # -> bytes of the GGUF's tensors: what llama.cpp reads for a new token
     from gguf import GGUFReader
 
@@ -89,6 +108,8 @@ def bench(threads, args, script):
     rows = [f"tg{NEW}"] + [f"pp{T}" for T in lengths]
     got = {row: {side: [] for side in (*mine, "llama.cpp")} for row in rows}
     rates, version = [], {}
+    cpu = {side: [] for side in (*mine, "llama.cpp")}  # 1 thread: CPU ms a new token, per block
+    by_cpu = threads == 1 and path is not None and args.runs >= 2
     for _ in range(args.blocks):
         theirs = {row: [float("nan")] for row in rows}
         if path is not None:
@@ -96,8 +117,12 @@ def bench(threads, args, script):
             if lengths:
                 more, _ = times(path, gguf, threads, prompts=lengths, runs=args.runs)
                 theirs.update(more)
+            if by_cpu:
+                cpu["llama.cpp"].append(cpu_per_token(path, gguf, args.runs))
         for side, w in mine.items():
-            got[f"tg{NEW}"][side].append(w.ask(cmd="generate", runs=args.runs)["times"])
+            made = w.ask(cmd="generate", runs=args.runs)
+            got[f"tg{NEW}"][side].append(made["times"])
+            cpu[side].append(statistics.median(made["cpu"]))
             for T in lengths:
                 got[f"pp{T}"][side].append(w.ask(cmd="time", T=T, runs=args.runs)["times"])
         for row in rows:
@@ -128,6 +153,11 @@ def bench(threads, args, script):
             line += (f"   before {common.spread(runs['one'])}, "
                      f"ours / before {common.spread(was, 1, '{:.2f}')}")
         print(line)
+    if by_cpu:  # the same token in CPU time: what it costs on a core of its own
+        ratios = [a / b for a, b in zip(cpu["ours"], cpu["llama.cpp"], strict=True)]
+        print(f"{'':>6}  CPU time a new token (1 thread): ours "
+              f"{common.spread(cpu['ours'])}, llama.cpp {common.spread(cpu['llama.cpp'])}; "
+              f"ours / llama.cpp {common.spread(ratios, 1, '{:.2f}')}")
     best = max(rates)
     theirs_bytes = file_bytes(gguf)
     print(f"memory bandwidth, streaming read on {threads} thread(s): best {best / 1e9:.1f} GB/s "
