@@ -158,6 +158,10 @@ for name in CACHES:
 #   evicted, the first tokens cost 25x the full cache's perplexity; with the first token kept 1.52x, with 4 1.50x (the rest is the older text the window lost)
 # ```
 #
+# **Try it.** Is the jump as large with a wider window? Run the whole text
+# (`model.tokenizer.encode(sc.long_text()).ids`, 1,085 tokens) with a window of 256: each
+# cache then runs the 828 tokens after the window again, a minute or two.
+#
 # ## 4. Your turn: switch off heads of your choice
 #
 # Change the list (layers and heads count from 0; `(18, 6)` is the log's L18H6) and run
