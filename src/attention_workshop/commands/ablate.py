@@ -39,8 +39,8 @@ def add_arguments(parser):
                              "mean over the positions")
     parser.add_argument("--map", action="store_true",
                         help="instead of --heads or --kind: switch every head off in turn, "
-                             "alone, and show what each costs (SmolLM2: 270 runs, under a "
-                             "minute on two free cores)")
+                             "alone, and show what each costs (SmolLM2: 270 runs, about 90 s "
+                             "of CPU)")
     parser.add_argument("--out", metavar="DIR",
                         help="with --map: also draw the layer x head map into DIR "
                              "(effect_map.png)")
