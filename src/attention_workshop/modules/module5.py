@@ -152,6 +152,7 @@ class SmolLM2:
     sink_norms: dict  # {(layer, head): (|v| at position 0, mean |v| elsewhere)}
     sink_moved: dict  # {(layer, head): (score on SINK_TEXT, score with its first word changed)}
     sliding: object = None  # sliding_cache.Sliding: [S19]'s last lines, CACHES' losses
+    loss_previous_first: float | None = None  # nats on the first half, that head off (panel)
 
 
 def log_induction(log, m4):
@@ -209,7 +210,8 @@ def log_previous_and_sink(log, m4, plain, induced):  # -> SmolLM2
     before = m4.patterns["induction"].scores
     after = pattern_scores(off.attentions, "induction", lead)
     fed = {head: (float(before[head]), float(after[head])) for head in induction[:RANDOM]}
-    loss_previous = losses(off, {"repeat": loss_rows(ids, lead)["repeat"]})["repeat"]
+    previous_off = losses(off, loss_rows(ids, lead))  # the log prints the repeat; the panel both
+    loss_previous = previous_off["repeat"]
     log(f"  previous-token head L{previous[0]}H{previous[1]} ([S14]'s strongest below layer "
         f"{first}, score {m4.patterns['previous'].scores[previous]:.3f}) off; induction scores:")
     log("    " + ", ".join(f"L{lay}H{h} {a:.3f} -> {b:.3f}" for (lay, h), (a, b) in fed.items()))
@@ -238,7 +240,7 @@ def log_previous_and_sink(log, m4, plain, induced):  # -> SmolLM2
         + ": another word, the same place")
     return SmolLM2(induction=induction, loss_plain=loss_plain, loss_top=top, loss_random=rand,
                    previous=previous, fed=fed, loss_previous=loss_previous, sink_norms=norms,
-                   sink_moved=moved)
+                   sink_moved=moved, loss_previous_first=previous_off["first"])
 
 
 @dataclass(frozen=True)
@@ -254,24 +256,20 @@ class Choice:
 def choices(m4, s, measured):  # module4.Result, SmolLM2, log_induction's losses -> [Choice]
     """The head sets of [S18]-[S19] a learner may switch off in the explorer, every head on
     first, each with the loss on both halves of [S14]'s sequence (the repeat as [S18]-[S19]
-    print it; [S18]'s runs are not run again) and SmolLM2's greedy continuation of PANEL_PROMPT
+    print it; their runs are not run again) and SmolLM2's greedy continuation of PANEL_PROMPT
     with them off. Example: choices(m4, s, measured)[2].loss["repeat"] -> 11.47... (the top 5,
     [S18]); its continuation starts "," where every head on copies " wide". Each set costs a
     continuation (PANEL_TOKENS float64 passes), so the list is short."""
-    from attention_workshop.real.analysis.head_effects import loss_rows, losses, switched_off
-    from attention_workshop.real.analysis.head_patterns import sequence_for
-
     model, p = m4.model, m4.patterns["induction"]
+    measured = {**measured, (s.previous,): {"first": s.loss_previous_first,
+                                            "repeat": s.loss_previous}}
     sets = [("every head on", []),
             *((f"top {k} induction heads", s.induction[:k]) for k in PANEL_TOP),
             ("previous-token head", [s.previous]), (f"{RANDOM} random heads", s.loss_random[0][0])]
-    ids, lead = sequence_for(model)
-    halves = loss_rows(ids, lead)  # {"first", "repeat"}: the positions each half predicts
     found = []
     for name, heads in sets:
         loss = ({"first": p.loss_first, "repeat": p.loss_second} if not heads else
-                measured.get(tuple(heads)) or losses(switched_off(model, m4.repeated, heads),
-                                                     halves))  # [S19]'s head: run again
+                measured[tuple(heads)])
         found.append(Choice(name=name, heads=list(heads), loss=loss, continuation=model.generate(
             PANEL_PROMPT, tokens=PANEL_TOKENS, ablate=list(heads) or None)))
     return found
