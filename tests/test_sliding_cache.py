@@ -290,3 +290,31 @@ def test_figure_lines_end_at_the_log_s_perplexities(tmp_path):
     assert drawing(({module5.Result: SimpleNamespace(smollm2=SimpleNamespace(sliding=s)),
                      **{kind: None for kind in drawing.reads[1:]}}),
                    tmp_path / "s.png").read_bytes().startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize("model_type", ["bert", "gpt2"])
+def test_an_encoder_or_learned_positions_is_refused(model_type):
+    """The sliding cache is measured on a decoder with rotary positions (keys keep their
+    angles): MiniLM reads every token at once, GPT-2 adds position rows."""
+    from types import SimpleNamespace
+
+    from real_folder import CONFIGS
+
+    from attention_workshop.real.config import config_from_dict
+
+    model = SimpleNamespace(name=f"tiny {model_type}", config=config_from_dict(CONFIGS[model_type]))
+    with pytest.raises(WorkshopError, match="is not a decoder with rotary positions"):
+        sc.losses(model, [3, 4, 5, 6], 2, {"window": 0})
+
+
+def test_the_model_s_own_positions_bound_the_text():
+    from types import SimpleNamespace
+
+    from real_folder import CONFIGS
+
+    from attention_workshop.real.config import config_from_dict
+
+    model = SimpleNamespace(name="tiny llama", config=config_from_dict(CONFIGS["llama"]))
+    with pytest.raises(WorkshopError, match="the text is 7 tokens long, but a sliding cache "
+                                            "runs at most 6 here; shorten it"):
+        sc.losses(model, [3] * 7, 2, {"window": 0})
