@@ -9,9 +9,8 @@ real/analysis/head_effects.py; results.log [S18] shows them for SmolLM2's top in
 costs (commands/ablate_map.py).
 """
 
-import re
-
 from attention_workshop.commands.figure_options import add_figure_format
+from attention_workshop.commands.head_options import check_decoder, parse_heads, text_ids
 from attention_workshop.commands.real import model_help, progress
 
 HELP = ("switch heads of a language model off (or to their mean) and measure the next-token "
@@ -20,7 +19,6 @@ DEFAULT_MODEL = "smollm2"
 DECODERS = ("gpt2", "smollm2")
 KINDS = ("induction", "previous", "sink")  # head_patterns.KINDS' keys (no numpy for --help)
 DRAWS = 5  # draws of as many random heads: their mean and spread
-_HEAD = re.compile(r"L(-?\d+)H(-?\d+)", re.IGNORECASE)
 
 
 def add_arguments(parser):
@@ -51,33 +49,6 @@ def add_arguments(parser):
     add_figure_format(parser)
 
 
-def parse_heads(text, option="--heads"):  # "L18H6,L17H4" -> [(18, 6), (17, 4)]
-    """Example: parse_heads("L18H6, l17h4") -> [(18, 6), (17, 4)]; "18:6" -> WorkshopError
-    "'18:6' is not a head; write L<layer>H<head>, e.g. L18H6". `option` names the option in
-    the messages (generate's is --ablate)."""
-    from attention_workshop.errors import WorkshopError
-    from attention_workshop.reading import printable
-
-    parts = [part.strip() for part in text.split(",")]
-    if not any(parts):
-        raise WorkshopError(f"{option} names no head; give one or more, e.g. {option} "
-                            "L18H6,L17H4")
-    heads = []
-    for part in parts:
-        m = _HEAD.fullmatch(part)
-        if m is None:
-            raise WorkshopError(f"{option}: {printable(part, 40)!r} is not a head; write "
-                                "L<layer>H<head>, layers and heads from 0, e.g. L18H6")
-        layer, head = int(m[1]), int(m[2])
-        if layer < 0 or head < 0:
-            raise WorkshopError(f"{option}: {part} has a negative number; layers and heads "
-                                "count from 0")
-        if (layer, head) in heads:
-            raise WorkshopError(f"{option}: L{layer}H{head} is listed twice; list each head once")
-        heads.append((layer, head))
-    return heads
-
-
 def check_choice(args):  # -> None, or WorkshopError: --heads or --kind with --top, not both
     from attention_workshop.errors import WorkshopError
 
@@ -106,24 +77,6 @@ def check_heads_asked(args):  # without --map: --heads, or --kind with --top K >
                             "switch off, e.g. --top 3")
     if args.top is not None and args.top < 1:
         raise WorkshopError(f"--top {args.top} switches no head off; give at least 1")
-
-
-def text_ids(model, text):  # Model, --text -> its ids (at least two: a loss needs a next one)
-    from attention_workshop.errors import WorkshopError
-
-    ids = model.encode(text)
-    if len(ids) < 2:
-        raise WorkshopError("--text gives one token: a loss needs a next token; give a few words")
-    return ids
-
-
-def check_decoder(model):  # -> None, or WorkshopError: an encoder forecasts no next token
-    from attention_workshop.errors import WorkshopError
-
-    if not model.config.causal:
-        raise WorkshopError(f"{model.name} is an encoder: its outputs are no next-token "
-                            "forecast, so there is no loss to compare; give a decoder, e.g. "
-                            "--model smollm2")
 
 
 def main(args):

@@ -22,7 +22,7 @@ def main(args):
     ablated runs; the report printed once the figure is in place."""
     import contextlib
 
-    from attention_workshop.commands.ablate import check_decoder, text_ids
+    from attention_workshop.commands.head_options import check_decoder, text_ids
     from attention_workshop.real import load_model
     from attention_workshop.real.analysis.effect_map import effect_map
     from attention_workshop.real.analysis.head_patterns import sequence_for

@@ -87,7 +87,7 @@ def check_pairs(args):  # options that come in pairs, before anything slow
 def ablated_heads(args):  # --ablate "L18H6,L17H4" -> [(18, 6), (17, 4)]; None: not given
     if args.ablate is None:
         return None
-    from attention_workshop.commands.ablate import parse_heads
+    from attention_workshop.commands.head_options import parse_heads
     from attention_workshop.errors import WorkshopError
 
     heads = parse_heads(args.ablate, "--ablate")
