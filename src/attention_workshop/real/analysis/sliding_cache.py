@@ -6,7 +6,7 @@ Decoding with a cache that evicts token t - W when token t comes is one forward 
 banded causal mask: query t sees keys j with t - W < j <= t (and j < sinks, the first tokens
 kept). Each cached key was computed when its own token ran, seeing that token's own window,
 which is exactly what the band gives every layer (tests/test_sliding_cache.py checks it
-against transformers decoding token by token with its cache cut by hand).
+against decoding token by token, ours and transformers', with the cache cut by hand).
 
 Positions: the keys keep the rotary positions they were computed at, and each new token runs
 at its place in the text, so within the window the distances are the true ones, and a sink
