@@ -145,12 +145,45 @@ def test_sharing_sets_the_threads_of_a_one_token_product(monkeypatch):
     np.testing.assert_allclose(inner, one @ numbers.T, rtol=1e-5, atol=1e-5)
 
 
+def tokens_product(blocks, x, version, threads=1):  # blocks_times_tokens -> [T, rows]
+    out = np.full((len(x), blocks.shape[0]), np.nan, np.float32)
+    compiled().blocks_times_tokens(blocks.quants, blocks.scales, blocks.offsets, x, out,
+                                   version, threads)
+    return out
+
+
 @pytest.mark.parametrize("qtype", TYPES)
-def test_x_at_w_t_runs_the_kernel_for_one_token_and_the_blas_for_more(qtype, monkeypatch):
+@pytest.mark.parametrize("T", [2, 7, 8, 9, 23])  # a group of 8 tokens, part of one, several
+@pytest.mark.parametrize("threads", THREADS)
+def test_a_few_tokens_at_once_make_gguf_own_numbers_and_the_float32_product(qtype, T, threads,
+                                                                             request):
+    if threads > 1:
+        request.getfixturevalue("always_shared")
+    blocks, numbers = made(qtype, 133, 96, seed=T)
+    units = np.zeros((T, 96), np.float32)
+    columns = np.random.default_rng(T).permutation(96)[:T]
+    units[np.arange(T), columns] = 1.0  # token t picks column columns[t]
+    x = np.random.default_rng(T + 1).normal(size=(T, 96)).astype(np.float32)
+    exact = x.astype(np.float64) @ numbers.astype(np.float64).T  # [T, rows]
+    size = np.abs(x.astype(np.float64)) @ np.abs(numbers.astype(np.float64)).T
+    for version in compiled().block_versions():
+        np.testing.assert_array_equal(tokens_product(blocks, units, version, threads),
+                                      numbers[:, columns].T, err_msg=version)
+        got = tokens_product(blocks, x, version, threads)
+        assert (np.abs(got - exact) / size).max() < 1e-6, version
+        np.testing.assert_array_equal(got, tokens_product(blocks, x, version, 1), err_msg=version)
+
+
+@pytest.mark.parametrize("qtype", TYPES)
+def test_x_at_w_t_runs_the_kernel_below_24_tokens_and_the_blas_from_there(qtype, monkeypatch):
+    from attention_workshop.real.fast.blocks import TOKENS_FROM_BLAS
+
     blocks, numbers = made(qtype, 40, 64)
     rng = np.random.default_rng(3)
-    one, many = (rng.normal(size=(t, 64)).astype(np.float32) for t in (1, 6))
+    one, few, many = (rng.normal(size=(t, 64)).astype(np.float32)
+                      for t in (1, 6, TOKENS_FROM_BLAS))
     np.testing.assert_array_equal(one @ blocks.T, product(blocks, one[0], None)[None])
+    np.testing.assert_array_equal(few @ blocks.T, tokens_product(blocks, few, None))
     np.testing.assert_array_equal(many @ blocks.T, many @ numbers.T)  # the same BLAS call
     np.testing.assert_array_equal(blocks[[3, 0]], numbers[[3, 0]])  # an embedding's rows
     assert np.asarray(blocks).shape == (40, 64) and len(blocks) == 40
@@ -178,6 +211,13 @@ def test_the_kernel_refuses_wrong_sizes_and_versions():
         k.blocks_times_vector(blocks.quants, blocks.scales, blocks.offsets, x, out.astype(float))
     with pytest.raises(ValueError, match="no 'sse9' version"):
         k.blocks_times_vector(blocks.quants, blocks.scales, blocks.offsets, x, out, "sse9")
+    xs = np.ones((3, 64), np.float32)
+    with pytest.raises(ValueError, match=r"out \[T, rows\]"):  # 3 tokens in, 2 out
+        k.blocks_times_tokens(blocks.quants, blocks.scales, blocks.offsets, xs,
+                              np.empty((2, 4), np.float32))
+    with pytest.raises(ValueError, match=r"x \[T, n\]"):  # a vector, not [T, n]
+        k.blocks_times_tokens(blocks.quants, blocks.scales, blocks.offsets, x,
+                              np.empty((1, 4), np.float32))
 
 
 @pytest.fixture(scope="module")

@@ -309,6 +309,71 @@ AVX2 static void q8_rows_avx2(const int8_t *q, const float *scales, const float 
         out[r] = sum8(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
     }
 }
+
+/* A prompt's few tokens at once: x [T, n] and out [T, out_stride]. Each block's 32 weights are
+   made once (gguf's numbers, as above), then multiplied into up to 8 tokens' sums, so a block
+   is read and widened once for 8 tokens instead of once for each (the BLAS's float32
+   product reads 4 bytes a weight). A token's row is summed in another order than the
+   one-token loop's: one chain of fused multiply-adds per 8 lanes. */
+#define TOKEN_GROUP 8
+AVX2 static void q4_tokens_avx2(const uint8_t *q, const float *scales, const float *mins,
+                                const float *x, float *out, Py_ssize_t rows, Py_ssize_t n,
+                                Py_ssize_t T, Py_ssize_t out_stride) {
+    Py_ssize_t nb = n / 32;
+    const __m128i low = _mm_set1_epi8(15);
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        const uint8_t *qr = q + r * (n / 2);
+        for (Py_ssize_t t0 = 0; t0 < T; t0 += TOKEN_GROUP) {
+            Py_ssize_t g = T - t0 < TOKEN_GROUP ? T - t0 : TOKEN_GROUP;
+            __m256 acc[TOKEN_GROUP];
+            for (int t = 0; t < TOKEN_GROUP; t++) acc[t] = _mm256_setzero_ps();
+            for (Py_ssize_t b = 0; b < nb; b++) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(qr + b * 16));
+                __m128i lo = _mm_and_si128(v, low), hi = _mm_and_si128(_mm_srli_epi16(v, 4), low);
+                __m256 d = _mm256_set1_ps(scales[r * nb + b]), m = _mm256_set1_ps(mins[r * nb + b]);
+                __m256 w0 = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(lo)), m);
+                __m256 w1 = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(lo, 8))), m);
+                __m256 w2 = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(hi)), m);
+                __m256 w3 = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(hi, 8))), m);
+                for (Py_ssize_t t = 0; t < g; t++) {
+                    const float *xb = x + (t0 + t) * n + b * 32;
+                    __m256 a = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xb), acc[t]);
+                    a = _mm256_fmadd_ps(w1, _mm256_loadu_ps(xb + 8), a);
+                    a = _mm256_fmadd_ps(w2, _mm256_loadu_ps(xb + 16), a);
+                    acc[t] = _mm256_fmadd_ps(w3, _mm256_loadu_ps(xb + 24), a);
+                }
+            }
+            for (Py_ssize_t t = 0; t < g; t++) out[(t0 + t) * out_stride + r] = sum8(acc[t]);
+        }
+    }
+}
+
+AVX2 static void q8_tokens_avx2(const int8_t *q, const float *scales, const float *x, float *out,
+                                Py_ssize_t rows, Py_ssize_t n, Py_ssize_t T, Py_ssize_t out_stride) {
+    Py_ssize_t nb = n / 32;
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        const int8_t *qr = q + r * n;
+        for (Py_ssize_t t0 = 0; t0 < T; t0 += TOKEN_GROUP) {
+            Py_ssize_t g = T - t0 < TOKEN_GROUP ? T - t0 : TOKEN_GROUP;
+            __m256 acc[TOKEN_GROUP];
+            for (int t = 0; t < TOKEN_GROUP; t++) acc[t] = _mm256_setzero_ps();
+            for (Py_ssize_t b = 0; b < nb; b++) {
+                __m256 d = _mm256_set1_ps(scales[r * nb + b]), w[4];
+                for (int k = 0; k < 4; k++)
+                    w[k] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+                        _mm_loadl_epi64((const __m128i *)(qr + b * 32 + 8 * k)))));
+                for (Py_ssize_t t = 0; t < g; t++) {
+                    const float *xb = x + (t0 + t) * n + b * 32;
+                    __m256 a = _mm256_fmadd_ps(w[0], _mm256_loadu_ps(xb), acc[t]);
+                    a = _mm256_fmadd_ps(w[1], _mm256_loadu_ps(xb + 8), a);
+                    a = _mm256_fmadd_ps(w[2], _mm256_loadu_ps(xb + 16), a);
+                    acc[t] = _mm256_fmadd_ps(w[3], _mm256_loadu_ps(xb + 24), a);
+                }
+            }
+            for (Py_ssize_t t = 0; t < g; t++) out[(t0 + t) * out_stride + r] = sum8(acc[t]);
+        }
+    }
+}
 #endif
 
 enum { PLAIN_C, WITH_AVX2, WITH_AVX512 };
@@ -338,6 +403,22 @@ static void block_rows(int version, int bits, const void *q, const float *scales
 #endif
     if (bits == 4) q4_rows_c(q, scales, mins, x, out, rows, n);
     else q8_rows_c(q, scales, x, out, rows, n);
+}
+
+/* T tokens' products (x [T, n], out [T, out_stride]): the AVX2 loop for AVX2 and AVX-512
+   CPUs, else the plain C one-token loop for each token. */
+static void block_rows_tokens(int version, int bits, const void *q, const float *scales,
+                              const float *mins, const float *x, float *out, Py_ssize_t rows,
+                              Py_ssize_t n, Py_ssize_t T, Py_ssize_t out_stride) {
+#ifdef BLOCK_SIMD
+    if (version == WITH_AVX512 || version == WITH_AVX2) {
+        if (bits == 4) q4_tokens_avx2(q, scales, mins, x, out, rows, n, T, out_stride);
+        else q8_tokens_avx2(q, scales, x, out, rows, n, T, out_stride);
+        return;
+    }
+#endif
+    for (Py_ssize_t t = 0; t < T; t++)
+        block_rows(PLAIN_C, bits, q, scales, mins, x + t * n, out + t * out_stride, rows, n);
 }
 
 /* --- A generated token's steps around its products (fast/decode_step.py) ---
@@ -461,6 +542,7 @@ typedef struct {
     const float *scales, *mins, *x;
     float *out;
     Py_ssize_t rows, n;
+    Py_ssize_t tokens;  /* 0 or 1: x [n], out [rows]; more: x [tokens, n], out [tokens, rows] */
 } block_job;
 
 static pthread_mutex_t team_lock = PTHREAD_MUTEX_INITIALIZER;   /* held by the one caller */
@@ -491,8 +573,13 @@ static long since_ns(const struct timespec *t0) {
 
 static void job_rows(const block_job *j, Py_ssize_t a, Py_ssize_t b) {  /* out[a:b] */
     Py_ssize_t nb = j->n / 32, row_bytes = j->n * j->bits / 8;
-    block_rows(j->version, j->bits, (const uint8_t *)j->q + a * row_bytes, j->scales + a * nb,
-               j->mins ? j->mins + a * nb : NULL, j->x, j->out + a, b - a, j->n);
+    const uint8_t *q = (const uint8_t *)j->q + a * row_bytes;
+    const float *mins = j->mins ? j->mins + a * nb : NULL;
+    if (j->tokens > 1)  /* every token's out[a:b], row a of out being out + a */
+        block_rows_tokens(j->version, j->bits, q, j->scales + a * nb, mins, j->x, j->out + a,
+                          b - a, j->n, j->tokens, j->rows);
+    else
+        block_rows(j->version, j->bits, q, j->scales + a * nb, mins, j->x, j->out + a, b - a, j->n);
 }
 
 static int take_chunks(void) {  /* computes chunks while any is left; -> how many it took */
@@ -570,7 +657,8 @@ static long team_shared_calls = 0;  /* calls whose rows were shared, since the m
 static void block_rows_shared(const block_job *job, int threads) {
     uint64_t chunks = (uint64_t)((job->rows + CHUNK - 1) / CHUNK);
     if (threads > 1 && chunks >= 2 && chunks < (1 << 20) && pthread_mutex_trylock(&team_lock) == 0) {
-        double weights = (double)job->rows * (double)job->n, *alone = &alone_ns_per_weight[job->bits == 8];
+        double weights = (double)job->rows * (double)job->n * (double)(job->tokens > 1 ? job->tokens : 1);
+        double *alone = &alone_ns_per_weight[job->bits == 8];
         struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         if (team_measured && (team_rest > 0 || *alone == 0.0)) {
@@ -756,7 +844,7 @@ static PyObject *block_team_measured(PyObject *self, PyObject *flag) {
     return PyBool_FromLong(was);
 }
 
-static PyObject *blocks_times_vector(PyObject *self, PyObject *args) {
+static PyObject *blocks_times(PyObject *args, int many) {
     PyObject *qo, *so, *mo, *xo, *oo;
     const char *name = NULL;
     int threads = 1;
@@ -777,14 +865,22 @@ static PyObject *blocks_times_vector(PyObject *self, PyObject *args) {
     if (bits == 4 && float32_buffer(mo, &m, 0, "the offsets") < 0) goto s_too;
     if (float32_buffer(xo, &x, 0, "x") < 0) goto m_too;
     if (float32_buffer(oo, &out, 1, "out") < 0) goto x_too;
-    Py_ssize_t n = x.len / 4, rows = out.len / 4;
+    Py_ssize_t tokens = 1;
+    if (many) {  /* x [T, n], out [T, rows]: T from x's shape */
+        tokens = x.ndim == 2 ? x.shape[0] : 0;
+        if (x.ndim != 2 || tokens < 1 || out.ndim != 2 || out.shape[0] != tokens) tokens = 0;
+    }
+    Py_ssize_t n = tokens ? x.len / 4 / tokens : 0, rows = tokens ? out.len / 4 / tokens : 0;
     if (n < 32 || n % 32 || q.len != rows * n * bits / 8 || s.len != rows * (n / 32) * 4 ||
         (bits == 4 && m.len != s.len))
-        PyErr_SetString(PyExc_ValueError, "quants must be [rows, n * bits / 8] bytes, scales "
+        PyErr_SetString(PyExc_ValueError, many ?
+                        "quants must be [rows, n * bits / 8] bytes, scales (and offsets) "
+                        "[rows, n / 32] float32, x [T, n] with n a multiple of 32, out [T, rows]" :
+                        "quants must be [rows, n * bits / 8] bytes, scales "
                         "(and offsets) [rows, n / 32] float32, x [n] with n a multiple of 32, out [rows]");
     else {
         block_job job = {version, bits, q.buf, s.buf, bits == 4 ? m.buf : NULL, x.buf, out.buf,
-                         rows, n};
+                         rows, n, tokens};
         Py_BEGIN_ALLOW_THREADS
         block_rows_shared(&job, threads);
         Py_END_ALLOW_THREADS
@@ -800,6 +896,14 @@ q_only:
     PyBuffer_Release(&q);
     if (PyErr_Occurred()) return NULL;
     Py_RETURN_NONE;
+}
+
+static PyObject *blocks_times_vector(PyObject *self, PyObject *args) {
+    return blocks_times(args, 0);
+}
+
+static PyObject *blocks_times_tokens(PyObject *self, PyObject *args) {
+    return blocks_times(args, 1);
 }
 
 static PyObject *rms_norm_row(PyObject *self, PyObject *args) {
@@ -907,6 +1011,9 @@ static PyMethodDef methods[] = {
      "blocks_times_vector(quants, scales, offsets, x, out, version=None, threads=1): out = W x\n"
      "for W in GGUF blocks of 32 (offsets None: 8-bit Q8_0; else 4-bit Q4_1); version 'avx512',\n"
      "'avx2' or 'c' (None: the CPU's best); out's rows shared by that many threads (the same bits)."},
+    {"blocks_times_tokens", blocks_times_tokens, METH_VARARGS,
+     "blocks_times_tokens(quants, scales, offsets, x, out, version=None, threads=1): out = x W^T\n"
+     "for T tokens at once, x [T, n], out [T, rows]: each block's weights made once for 8 tokens."},
     {"block_team_size", block_team_size, METH_NOARGS,
      "block_team_size() -> (threads blocks_times_vector has shared rows with, the caller\n"
      "included; calls it shared)."},

@@ -31,6 +31,10 @@ from attention_workshop.real.fast import kernels
 BLOCK = 32  # numbers per block, along a row
 # GGUF's block layouts: bytes per block; a block starts with its float16 scale (and offset)
 Q4_1_BYTES, Q8_0_BYTES = 20, 34  # 2 + 2 + 16 (two 4-bit numbers a byte), 2 + 32
+# From this many tokens on, a product runs on the float32 matrix (the BLAS); below, on the
+# blocks (docs/benchmarks.md: a token's 211 products, CPU time, 8 tokens 49.7 ms against the
+# BLAS's 101.5, 16 tokens 101.8 against 137.5)
+TOKENS_FROM_BLAS = 24
 # the threads a one-token product shares its rows with, set for a forward pass (asking
 # threadpoolctl costs ~8 us, a product 10-80 us: once a pass, not ~200 times a token)
 _threads = contextvars.ContextVar("threads of a one-token product", default=None)
@@ -91,11 +95,17 @@ class Transposed:
 
     def __rmatmul__(self, x):
         w = self.blocks
-        if x.ndim != 2 or x.shape[0] != 1 or x.dtype != np.float32 or kernels.compiled is None:
-            return x @ w.array.T  # a prompt's tokens, or no compiled kernel: the BLAS
-        out = np.empty((1, w.shape[0]), np.float32)
-        kernels.compiled.blocks_times_vector(w.quants, w.scales, w.offsets,
-                                             np.ascontiguousarray(x[0]), out[0], None, threads())
+        if (x.ndim != 2 or not 1 <= len(x) < TOKENS_FROM_BLAS or x.dtype != np.float32
+                or kernels.compiled is None):
+            return x @ w.array.T  # a longer prompt, or no compiled kernel: the BLAS
+        out = np.empty((len(x), w.shape[0]), np.float32)
+        if len(x) == 1:
+            kernels.compiled.blocks_times_vector(w.quants, w.scales, w.offsets,
+                                                 np.ascontiguousarray(x[0]), out[0], None,
+                                                 threads())
+        else:  # a short prompt: each block's weights made once for 8 tokens
+            kernels.compiled.blocks_times_tokens(w.quants, w.scales, w.offsets,
+                                                 np.ascontiguousarray(x), out, None, threads())
         return out
 
 

@@ -9,7 +9,7 @@ used either, rather than fail in the middle of a forward pass.
 """
 
 NAMES = ("gelu", "silu_times", "softmax_rows", "causal_softmax", "layer_norm_columns",
-         "blocks_times_vector", "block_versions",
+         "blocks_times_vector", "blocks_times_tokens", "block_versions",
          "block_team_size", "block_team_measured",
          "rms_norm_row", "rotary", "attend_cached")  # every loop ops.py and blocks.py call
 
