@@ -4,8 +4,9 @@ The readable forward (bert.py, gpt2.py, llama.py beside this folder) is the math
 folder is the speed: feature-major layers split in stages over threads (loop.py), the
 pieces of a layer on buffers (ops.py), compiled loops for gelu, silu, softmax and layer
 norm (_kernels.c, optional: kernels.py), memory kept between passes (buffers.py), the
-threads (team.py), and a GGUF's 4- and 8-bit blocks for a generated token's products
-(blocks.py). Each accelerated family has one file here: `forward(weights, cfg, ids)` with
+threads (team.py), a GGUF's 4- and 8-bit blocks for a generated token's products
+(blocks.py), and a generated token's own step on a cache that grows in place
+(decode_step.py). Each accelerated family has one file here: `forward(weights, cfg, ids)` with
 the same contract as its readable forward (families/__init__.py), written as `stages(layer, cfg,
 io)` for loop.run_layers_fast (bert.py, gpt2.py), or as the readable forward itself with
 its hooks (llama.py). A family without one, or float64 (Module 3's digits), runs

@@ -84,8 +84,9 @@ def extended(cache, room):  # [L, K, S, d] keys or values, tokens it may hold ->
     So a generated token writes only its own keys and values, and an earlier step's cache
     (a view of the first S rows) keeps its numbers.
 
-    Example: c = extended(prompt_keys, 512); c2 = extended(c[:, :, :S + 1] ...) -> the same
-    memory as c; extended(c, 512) again (a second branch) -> a copy.
+    Example: a = extended(prompt_keys, 512) -> a copy with room for 512 tokens; b =
+    extended(a, 512) -> a's memory, one row longer; extended(a, 512) again -> a copy (the
+    row after a's is b's).
     """
     L, K, S, d = cache.shape
     base = cache.base

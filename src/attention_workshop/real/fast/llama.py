@@ -12,7 +12,9 @@ the user allows. A model read from a GGUF file hands in its weights as fast/bloc
 FileBlocks (Model.blocks): llama.py's own `x @ W.T` then reads the 4- and 8-bit blocks when
 it multiplies one token.
 Everything else is llama.py's own code, so the accelerator can differ from it only in these
-(tests/test_fast_equals_readable.py, tests/test_fast_blocks.py).
+(tests/test_fast_equals_readable.py, tests/test_fast_blocks.py). A generated token after a
+cache, with no caller's hooks, runs decode_step.py instead: llama.py's arithmetic for one
+token with nothing copied (tests/test_fast_decode_step.py).
 """
 
 import math
