@@ -10,10 +10,12 @@ that quick:
   (resume.py's part of the model, hook_embed = that stream), so layer 29's heads run one
   layer each and layer 0's all 30 (4,185 layers for the 270 heads: 140 runs' worth, not 270);
 - the model's own working precision (float32 from a GGUF: the accelerator, real/fast/);
-- a layer's heads are shared out over the threads the user allows (threads_allowed), each
-  run's products on one BLAS thread: on this shared 2-core machine a two-thread BLAS on
-  100-token products slowed to a tenth whenever the other core was busy; separate runs on
-  separate cores do not wait for each other.
+- the products on one BLAS thread: on this shared 2-core machine a two-thread BLAS on
+  100-token products slowed to a tenth whenever the other core was busy. (Two runs at once
+  on two Python threads, one BLAS thread each, were tried: the CPU time stayed (76 s against
+  74 s one after another) and the wall time followed the machine's load more than the
+  threads (76 s and 104 s at load 3-4; 20 s and 18 s for layers 24-29 at load 9), so the
+  runs go one after another: simpler, and the same numbers to the bit.)
 
 Example: m = load_model("smollm2"); ids, lead = head_patterns.sequence_for(m);
 found = effect_map(m, ids, lead); found.after.shape -> (30, 9); found.top(1) ->
@@ -21,14 +23,13 @@ found = effect_map(m, ids, lead); found.after.shape -> (30, 9); found.top(1) ->
 """
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real.analysis.head_effects import loss_rows, next_token_loss
-from attention_workshop.real.blas_threads import one_blas_thread, threads_allowed
+from attention_workshop.real.blas_threads import one_blas_thread
 from attention_workshop.real.hooks import Hooks
 from attention_workshop.real.interventions import ablation, check_how
 from attention_workshop.real.resume import part, shifted
@@ -81,13 +82,12 @@ def effect_map(model, ids, lead=None, how="zero", say=None, layers=None):
     rows = loss_rows(ids, lead)[part_name]  # the positions whose next token is scored
     start, cpu = time.perf_counter(), time.process_time()
     after = np.full((cfg.n_layer, cfg.n_head), np.nan)  # [n_layer, n_head]
-    workers = min(threads_allowed(), cfg.n_head)  # asked before the BLAS is held at one
-    with one_blas_thread(), ThreadPoolExecutor(workers) as pool:
+    with one_blas_thread():
         plain = model.run(ids)
         for layer in range(cfg.n_layer) if layers is None else sorted(set(layers)):
             upper = part(model, layer, cfg.n_layer)  # layers l .. n_layer - 1, from 0
-            after[layer] = list(pool.map(lambda h, upper=upper, layer=layer: head_off(
-                cfg, upper, plain, layer, h, how, rows), range(cfg.n_head)))
+            after[layer] = [head_off(cfg, upper, plain, layer, h, how, rows)
+                            for h in range(cfg.n_head)]
             if say is not None:
                 say(f"layer {layer + 1}/{cfg.n_layer}: {cfg.n_head} heads switched off one at "
                     f"a time ({time.perf_counter() - start:.0f} s)")
