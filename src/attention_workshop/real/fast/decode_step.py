@@ -9,9 +9,10 @@ token's keys and values are written once, in place, after the earlier ones; the 
 of a group read their key/value head where it lies (no repeat); the attention weights are
 made in the output itself; the products read the file's blocks straight into their outputs
 (blocks.FileBlocks, one compiled call each). The formulas are llama.py's own (rms_norm,
-rotate, silu(gate) * up, the causal softmax of fast/llama.py), in the same order, so the
-step differs from the readable forward only in the order of a product's sums
-(tests/test_fast_blocks.py, tests/test_smollm2.py, tests/test_module4.py).
+rotate, silu(gate) * up, the causal softmax of fast/llama.py), as _kernels.c's loops: rotary
+gives layers.rotate's bits, and the norm's squares, the scores' and the products' sums are
+added in another order (float32's rounding; tests/test_fast_decode_step.py,
+tests/test_smollm2.py, tests/test_module4.py).
 
 Example: step(w, cfg, [id], past) -> the dict llama.forward(w, cfg, [id], past) returns.
 """
