@@ -54,6 +54,8 @@ class Result:
     rotary: tuple  # (same-distance scores [3], other-distance score): [S11]'s numbers
     repeated: RunResult | None = None  # [S14]'s run of the repeated sequence (Module 5
     #                                    switches its heads off from it)
+    fast: Model | None = None  # the same SmolLM2 in float32 (the accelerator): drafts the
+    #                            writing; Module 5's sliding cache and explorer panel use it
 
 
 def log_model(log, model, runs):
@@ -245,4 +247,5 @@ def run(log, earlier):
     log_scaling(log, model, text_run)
     return Result(model=model, river=runs[SENT_RIVER], money=runs[SENT_MONEY],
                   to_river=to_topic["river"], to_money=to_topic["money"], continuation=prompt,
-                  answer=answer, patterns=patterns, rotary=rotary, repeated=repeated)
+                  answer=answer, patterns=patterns, rotary=rotary, repeated=repeated,
+                  fast=fast)

@@ -259,8 +259,9 @@ def choices(m4, s, measured):  # module4.Result, SmolLM2, log_induction's losses
     print it; their runs are not run again) and SmolLM2's greedy continuation of PANEL_PROMPT
     with them off. Example: choices(m4, s, measured)[2].loss["repeat"] -> 11.47... (the top 5,
     [S18]); its continuation starts "," where every head on copies " wide". Each set costs a
-    continuation (PANEL_TOKENS float64 passes), so the list is short."""
-    model, p = m4.model, m4.patterns["induction"]
+    continuation (PANEL_TOKENS passes of the float32 accelerator, under the ablation's hooks),
+    so the list is short."""
+    model, p = m4.fast or m4.model, m4.patterns["induction"]  # float32 writes (not logged)
     measured = {**measured, (s.previous,): {"first": s.loss_previous_first,
                                             "repeat": s.loss_previous}}
     sets = [("every head on", []),
@@ -289,7 +290,7 @@ def digits(x):  # a perplexity, three significant digits: 39.1, 439, 1,544
     return f"{x:.3g}" if x < 1000 else f"{x:,.0f}"
 
 
-def log_sliding(log, model):  # Log, SmolLM2 -> sliding_cache.Sliding
+def log_sliding(log, model):  # Log, SmolLM2 (float32 or float64) -> sliding_cache.Sliding
     """The sink's last proof: evict the first tokens from a sliding cache and the perplexity
     jumps; keep them beside the window and it comes back (sliding_cache.py)."""
     from attention_workshop.real.analysis import sliding_cache as sc
@@ -339,6 +340,6 @@ def run(log, earlier):
         m4 = earlier[module4.Result]
         plain, induced, measured = log_induction(log, m4)
         smollm2 = log_previous_and_sink(log, m4, plain, induced)
-        smollm2 = replace(smollm2, sliding=log_sliding(log, m4.model))  # [S19]'s last lines
+        smollm2 = replace(smollm2, sliding=log_sliding(log, m4.fast or m4.model))  # [S19]'s end
     panel = None if smollm2 is None else choices(earlier[module4.Result], smollm2, measured)
     return Result(toy=toy, minilm=minilm, smollm2=smollm2, choices=panel)
