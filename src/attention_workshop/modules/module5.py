@@ -30,6 +30,7 @@ SINK_TEXT = "The river rose all night, and by morning the path along the bank wa
 SINK_OTHER = "Seven"  # one token, as "The" is
 # The explorer's Module 5 panel: a phrase, then its start again, so the plain model copies it
 # (" wide"); with the induction heads or the previous-token head off it writes something else
+ABLATION_THREADS = 2  # [S18]'s ablated runs, two at once on a 2-core machine
 PANEL_PROMPT = "river bank wide. river bank"
 PANEL_TOKENS = 3  # each continuation costs a short run and 2 steps: few tokens, few head sets
 PANEL_TOP = (3, 5)  # the panel's sets of top induction heads ([S18]'s runs, both halves)
@@ -157,8 +158,11 @@ class SmolLM2:
 
 def log_induction(log, m4):
     # Log, module4.Result -> (the plain run, SmolLM2's numbers, {heads: {part: nats}})
+    from concurrent.futures import ThreadPoolExecutor
+
     from attention_workshop.real.analysis.head_effects import loss_rows, losses, switched_off
     from attention_workshop.real.analysis.head_patterns import ranked, sequence_for
+    from attention_workshop.real.blas_threads import one_blas_thread
     from attention_workshop.real.interventions import random_heads
 
     model = m4.model
@@ -171,9 +175,16 @@ def log_induction(log, m4):
                     "sequence, loss on the repeat)")
     draws = random_heads(model.config, induction[:RANDOM], SMOL_DRAWS)
     shown = [*(induction[:k] for k in PANEL_TOP), draws[0]]  # the explorer's: both halves
-    measured = {tuple(heads): losses(switched_off(model, plain, heads),
-                                     halves if heads in shown else repeat)
-                for heads in [*(induction[:k] for k in COUNTS), *draws]}
+    sets = [*(induction[:k] for k in COUNTS), *draws]
+
+    def measure(heads):  # [(layer, head)] -> {part: nats} with them off
+        return losses(switched_off(model, plain, heads), halves if heads in shown else repeat)
+
+    # the runs are independent: two at once, each product on one BLAS thread (held around
+    # both, as blas_threads says), so every digit is that of a run alone
+    pool = ThreadPoolExecutor(ABLATION_THREADS, thread_name_prefix="ablations")
+    with one_blas_thread(), pool:
+        measured = dict(zip(map(tuple, sets), pool.map(measure, sets), strict=True))
     top = {k: measured[tuple(induction[:k])]["repeat"] for k in COUNTS}
     rand = [(d, measured[tuple(d)]["repeat"]) for d in draws]
     p = m4.patterns["induction"]
@@ -290,15 +301,21 @@ def digits(x):  # a perplexity, three significant digits: 39.1, 439, 1,544
     return f"{x:.3g}" if x < 1000 else f"{x:,.0f}"
 
 
-def log_sliding(log, model):  # Log, SmolLM2 (float32 or float64) -> sliding_cache.Sliding
+def sliding(model):  # SmolLM2 (float32 or float64) -> sliding_cache.Sliding, in float32
+    """The caches' losses on the first WINDOW + SCORED + 1 tokens of the workshop's text."""
+    from attention_workshop.real.analysis import sliding_cache as sc
+
+    ids = model.tokenizer.encode(sc.long_text()).ids  # the whole text: more than 512 tokens
+    return sc.losses(sc.in_float32(model), ids[:WINDOW + SCORED + 1], WINDOW, CACHES)
+
+
+def log_sliding(log, model, s=None):  # Log, SmolLM2, sliding(model) if made -> Sliding
     """The sink's last proof: evict the first tokens from a sliding cache and the perplexity
     jumps; keep them beside the window and it comes back (sliding_cache.py)."""
     from attention_workshop.real.analysis import sliding_cache as sc
 
-    text = sc.long_text()
-    ids = model.tokenizer.encode(text).ids  # the whole text: more than run's 512 tokens
-    small = sc.in_float32(model)
-    s = sc.losses(small, ids[:WINDOW + SCORED + 1], WINDOW, CACHES)
+    s = sliding(model) if s is None else s
+    ids = model.tokenizer.encode(sc.long_text()).ids
     T, cfg = WINDOW + SCORED + 1, model.config
     log(f"  a sliding KV cache (StreamingLLM, Xiao et al. 2023) on the workshop's own text "
         f"({sc.TEXT_FILE}, {len(ids):,} tokens): its first {T} read keeping the newest {WINDOW}")
@@ -337,9 +354,18 @@ def run(log, earlier):
     minilm = log_minilm(log, earlier[module3.Result]) if module3.Result in earlier else None
     smollm2 = None
     if module4.Result in earlier:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from attention_workshop.real.blas_threads import one_blas_thread
+
         m4 = earlier[module4.Result]
-        plain, induced, measured = log_induction(log, m4)
-        smollm2 = log_previous_and_sink(log, m4, plain, induced)
-        smollm2 = replace(smollm2, sliding=log_sliding(log, m4.fast or m4.model))  # [S19]'s end
+        small = m4.fast or m4.model
+        # the sliding cache (float32) on a second thread while the ablations run in float64:
+        # each on one BLAS thread (held around both), so each product's digits are a lone run's
+        with one_blas_thread(), ThreadPoolExecutor(1, thread_name_prefix="sliding") as pool:
+            aside = pool.submit(sliding, small)
+            plain, induced, measured = log_induction(log, m4)
+            smollm2 = log_previous_and_sink(log, m4, plain, induced)
+            smollm2 = replace(smollm2, sliding=log_sliding(log, small, aside.result()))
     panel = None if smollm2 is None else choices(earlier[module4.Result], smollm2, measured)
     return Result(toy=toy, minilm=minilm, smollm2=smollm2, choices=panel)
