@@ -57,6 +57,15 @@ def minilm_reference():  # sentence -> (tokens, ids, attentions [L, H, T, T], hi
     return run
 
 
+@pytest.fixture(scope="module")
+def tiny_decoder(tmp_path_factory):  # -> (folder, transformers' model): GPT-2, 3 layers x 4
+    """heads, d_head 8, random (head_reference.build_causal_gpt2): the ablation tests' model."""
+    from head_reference import build_causal_gpt2
+
+    folder = tmp_path_factory.mktemp("gpt2")
+    return folder, build_causal_gpt2(folder, n_layer=3)
+
+
 @pytest.fixture(scope="session")
 def smollm2_model():  # transformers' LlamaForCausalLM on SmolLM2's GGUF (float32, eager), once
     from smollm2_reference import reference_model

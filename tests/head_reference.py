@@ -74,3 +74,11 @@ def build_causal_gpt2(folder, n_layer=2, n_head=4, n_embd=32, n_positions=128, s
     tok.save(str(folder / "tokenizer.json"))
     return transformers.GPT2LMHeadModel.from_pretrained(
         folder, attn_implementation="eager").eval()
+
+
+def run_cli(argv, capsys):  # -> (exit code, stdout, stderr) of attention-workshop argv, in-process
+    from attention_workshop import cli
+
+    code = cli.main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err

@@ -7,26 +7,15 @@ import json
 
 import numpy as np
 import pytest
-from head_reference import build_causal_gpt2
+from head_reference import run_cli
 from interventions_reference import intervened, reference
 
-from attention_workshop import cli
 from attention_workshop.commands.ablate import parse_heads
 from attention_workshop.errors import WorkshopError
 
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):  # -> (folder, transformers' model): 3 layers x 4 heads
-    folder = tmp_path_factory.mktemp("gpt2")
-    return folder, build_causal_gpt2(folder, n_layer=3)
-
-
-def run_cli(argv, capsys):
-    code = cli.main(argv)
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def torch_losses(model, ids, heads, d_head):  # -> {"first", "repeat"}: their cross entropy
@@ -41,8 +30,8 @@ def torch_losses(model, ids, heads, d_head):  # -> {"first", "repeat"}: their cr
     return {"first": ce(torch.arange(0, half - 1)), "repeat": ce(torch.arange(half, 2 * half - 1))}
 
 
-def test_json_losses_equal_transformers_under_the_same_hook(tiny, capsys):
-    folder, theirs = tiny
+def test_json_losses_equal_transformers_under_the_same_hook(tiny_decoder, capsys):
+    folder, theirs = tiny_decoder
     code, out, err = run_cli(["ablate", "--model", str(folder), "--heads", "L1H2,L2H0",
                               "--format", "json"], capsys)
     assert (code, err) == (0, "")
@@ -61,8 +50,8 @@ def test_json_losses_equal_transformers_under_the_same_hook(tiny, capsys):
                                                     d_head), abs=1e-4)
 
 
-def test_text_table_and_text_option(tiny, capsys):
-    folder, theirs = tiny
+def test_text_table_and_text_option(tiny_decoder, capsys):
+    folder, theirs = tiny_decoder
     code, out, err = run_cli(["ablate", "--model", str(folder), "--heads", "L0H1",
                               "--text", "the river bank by the money bank"], capsys)
     assert (code, err) == (0, "")
@@ -80,8 +69,8 @@ def test_text_table_and_text_option(tiny, capsys):
     assert row.split()[-1] == f"{data['loss_after']['text']:.2f}"
 
 
-def test_kind_top_takes_the_patterns_heads(tiny, capsys):
-    folder, _ = tiny
+def test_kind_top_takes_the_patterns_heads(tiny_decoder, capsys):
+    folder, _ = tiny_decoder
     code, out, _ = run_cli(["ablate", "--model", str(folder), "--kind", "previous", "--top", "2",
                             "--format", "json"], capsys)
     assert code == 0
@@ -115,8 +104,8 @@ def test_kind_top_takes_the_patterns_heads(tiny, capsys):
     (["--heads", "L0H0", "--how", "half"], "argument --how: invalid choice: 'half'"),
     (["--map", "--how", "half"], "argument --how: invalid choice: 'half'"),
 ])
-def test_bad_input_is_one_line_and_exit_2(tiny, capsys, argv, message):
-    code, out, err = run_cli(["ablate", "--model", str(tiny[0]), *argv], capsys)
+def test_bad_input_is_one_line_and_exit_2(tiny_decoder, capsys, argv, message):
+    code, out, err = run_cli(["ablate", "--model", str(tiny_decoder[0]), *argv], capsys)
     assert (code, out) == (2, "")
     assert message in err and err.count("\n") == 1, err
 
@@ -139,10 +128,10 @@ def test_parse_heads_by_hand():
     assert np.array(parse_heads("L2H3")).tolist() == [[2, 3]]
 
 
-def test_generate_ablate_writes_transformers_greedy_ids_under_the_hook(tiny, capsys):
+def test_generate_ablate_writes_transformers_greedy_ids_under_the_hook(tiny_decoder, capsys):
     from interventions_reference import greedy
 
-    folder, theirs = tiny
+    folder, theirs = tiny_decoder
     heads = [(1, 2), (2, 0), (0, 1)]
     code, out, err = run_cli(["generate", "the river bank", "--model", str(folder), "--tokens",
                               "12", "--ablate", "L1H2,L2H0,L0H1", "--format", "json"], capsys)
@@ -159,8 +148,8 @@ def test_generate_ablate_writes_transformers_greedy_ids_under_the_hook(tiny, cap
     ("L1", "--ablate: 'L1' is not a head"),
     ("", "--ablate names no head"),
 ])
-def test_generate_ablate_bad_heads(tiny, capsys, heads, message):
-    code, out, err = run_cli(["generate", "the river bank", "--model", str(tiny[0]),
+def test_generate_ablate_bad_heads(tiny_decoder, capsys, heads, message):
+    code, out, err = run_cli(["generate", "the river bank", "--model", str(tiny_decoder[0]),
                               "--tokens", "2", "--ablate", heads], capsys)
     assert (code, out) == (2, "")
     assert message in err and err.count("\n") == 1, err

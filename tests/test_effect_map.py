@@ -12,7 +12,7 @@ import json
 
 import numpy as np
 import pytest
-from head_reference import build_causal_gpt2
+from head_reference import run_cli
 from interventions_reference import intervened, reference
 
 from attention_workshop import cli
@@ -20,16 +20,6 @@ from attention_workshop import cli
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):  # -> (folder, transformers' model): 3 layers x 4 heads, d_head 8
-    folder = tmp_path_factory.mktemp("gpt2")
-    return folder, build_causal_gpt2(folder, n_layer=3)
-
-
-def run_cli(argv, capsys):
-    code = cli.main(argv)
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def repeat_rows(ids, lead=0):  # the positions whose next token is the repeat's, by hand
@@ -50,8 +40,8 @@ def numpy_loss(logits, ids, rows):  # [T, V] -> mean -log softmax(logits)[next i
     return float(-log_p[np.arange(len(rows)), np.asarray(ids)[rows + 1]].mean())
 
 
-def test_every_cell_equals_transformers_under_the_same_hook(tiny, capsys):
-    folder, theirs = tiny
+def test_every_cell_equals_transformers_under_the_same_hook(tiny_decoder, capsys):
+    folder, theirs = tiny_decoder
     code, out, err = run_cli(["ablate", "--model", str(folder), "--map", "--format", "json"],
                              capsys)
     assert (code, err) == (0, "")
@@ -72,11 +62,11 @@ def test_every_cell_equals_transformers_under_the_same_hook(tiny, capsys):
         :len(data["top"])]]
 
 
-def test_cells_equal_the_plain_way_and_the_text_option(tiny):
+def test_cells_equal_the_plain_way_and_the_text_option(tiny_decoder):
     from attention_workshop.real import load_model
     from attention_workshop.real.analysis.effect_map import effect_map
 
-    model = load_model(str(tiny[0]))
+    model = load_model(str(tiny_decoder[0]))
     ids = model.encode("the river bank by the money bank, a loan from the river bank")
     for how in ("zero", "mean"):
         found = effect_map(model, ids, None, how)
@@ -90,8 +80,8 @@ def test_cells_equal_the_plain_way_and_the_text_option(tiny):
                 numpy_loss(whole.logits, ids, rows), abs=1e-6), (how, layer, head)
 
 
-def test_text_report_and_the_figure(tiny, capsys, tmp_path):
-    folder, _ = tiny
+def test_text_report_and_the_figure(tiny_decoder, capsys, tmp_path):
+    folder, _ = tiny_decoder
     out_dir = tmp_path / "map"
     code, out, err = run_cli(["ablate", "--model", str(folder), "--map", "--out", str(out_dir)],
                              capsys)
@@ -144,19 +134,20 @@ def test_the_figure_is_drawn_from_the_map(tmp_path):
     (["--map", "--text", "", "--out", "OUT"], "empty"),
     (["--map", "--out", ""], "--out '' names no folder"),
 ])
-def test_bad_map_input_is_one_line_exit_2_nothing_written(tiny, capsys, tmp_path, monkeypatch,
-                                                        argv, message):
+def test_bad_map_input_is_one_line_exit_2_nothing_written(tiny_decoder, capsys, tmp_path,
+                                                           monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)
-    code, out, err = run_cli(["ablate", "--model", str(tiny[0]), *argv], capsys)
+    code, out, err = run_cli(["ablate", "--model", str(tiny_decoder[0]), *argv], capsys)
     assert (code, out) == (2, "")
     assert message in err and err.count("\n") == 1, err
     assert list(tmp_path.iterdir()) == []  # no OUT folder, no stage left behind
 
 
-def test_an_out_that_is_a_file_is_refused_and_kept(tiny, capsys, tmp_path):
+def test_an_out_that_is_a_file_is_refused_and_kept(tiny_decoder, capsys, tmp_path):
     target = tmp_path / "taken"
     target.write_text("mine")
-    code, out, err = run_cli(["ablate", "--model", str(tiny[0]), "--map", "--out", str(target)],
+    model = str(tiny_decoder[0])
+    code, out, err = run_cli(["ablate", "--model", model, "--map", "--out", str(target)],
                              capsys)
     assert (code, out) == (2, "") and err.count("\n") == 1 and "not a folder" in err
     assert target.read_text() == "mine"
@@ -207,7 +198,8 @@ def test_smollm2_cells_and_its_induction_heads(smollm2_model):
     assert found.effect[16, 0] > found.effect[18, 6] > 1.0  # each alone costs over a nat
 
 
-def test_progress_on_a_terminal_and_another_figure_format(tiny, capsys, monkeypatch, tmp_path):
+def test_progress_on_a_terminal_and_another_figure_format(tiny_decoder, capsys, monkeypatch,
+                                                          tmp_path):
     import io
     import sys
 
@@ -216,7 +208,8 @@ def test_progress_on_a_terminal_and_another_figure_format(tiny, capsys, monkeypa
             return True
 
     monkeypatch.setattr(sys, "stderr", Terminal())
-    code = cli.main(["ablate", "--model", str(tiny[0]), "--map", "--out", str(tmp_path / "o"),
+    model = str(tiny_decoder[0])
+    code = cli.main(["ablate", "--model", model, "--map", "--out", str(tmp_path / "o"),
                      "--figure-format", "svg"])
     err = sys.stderr.getvalue().splitlines()
     assert code == 0

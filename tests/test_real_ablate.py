@@ -7,10 +7,9 @@ import json
 
 import numpy as np
 import pytest
-from head_reference import build_causal_gpt2
+from head_reference import run_cli
 from interventions_reference import intervened, reference
 
-from attention_workshop import cli
 from attention_workshop.report import matrix_lines
 
 torch = pytest.importorskip("torch")
@@ -19,20 +18,10 @@ HEADS = [(0, 1), (1, 2)]
 D_HEAD = 8  # n_embd 32 over 4 heads
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):  # -> (folder, transformers' model): 3 layers x 4 heads
-    folder = tmp_path_factory.mktemp("gpt2")
-    return folder, build_causal_gpt2(folder, n_layer=3)
 
 
-def run_cli(argv, capsys):
-    code = cli.main(argv)
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
-def test_json_attentions_are_the_ablated_runs(tiny, capsys):
-    folder, theirs = tiny
+def test_json_attentions_are_the_ablated_runs(tiny_decoder, capsys):
+    folder, theirs = tiny_decoder
     code, out, err = run_cli(["real", "the river bank", "--model", str(folder), "--ablate",
                               "L0H1,L1H2", "--format", "json"], capsys)
     assert (code, err) == (0, "")
@@ -47,8 +36,8 @@ def test_json_attentions_are_the_ablated_runs(tiny, capsys):
     np.testing.assert_allclose(ours[0], plain[0], rtol=0, atol=1e-5)  # and not their own
 
 
-def test_text_says_which_heads_are_off_and_shows_their_run(tiny, capsys):
-    folder, theirs = tiny
+def test_text_says_which_heads_are_off_and_shows_their_run(tiny_decoder, capsys):
+    folder, theirs = tiny_decoder
     code, out, err = run_cli(["real", "the river bank", "--model", str(folder), "--ablate",
                               "L0H1,L1H2", "--layer", "2", "--head", "0"], capsys)
     assert (code, err) == (0, "")
@@ -68,8 +57,8 @@ def test_text_says_which_heads_are_off_and_shows_their_run(tiny, capsys):
     assert "switched off" not in plain
 
 
-def test_vs_runs_both_sentences_without_the_heads(tiny, capsys):
-    folder, theirs = tiny
+def test_vs_runs_both_sentences_without_the_heads(tiny_decoder, capsys):
+    folder, theirs = tiny_decoder
     code, out, err = run_cli(["real", "the river bank", "--model", str(folder), "--ablate",
                               "L0H1,L1H2", "--vs", "the money bank", "--word", "bank",
                               "--format", "json"], capsys)
@@ -102,19 +91,20 @@ def test_vs_runs_both_sentences_without_the_heads(tiny, capsys):
     (["--ablate", "L0H0,l0h0"], "--ablate: L0H0 is listed twice"),
     (["--ablate", "L0H0", "--out", "OUT"], "--ablate shows the run with those heads off"),
 ])
-def test_bad_ablate_is_one_line_exit_2_nothing_written(tiny, capsys, tmp_path, monkeypatch,
+def test_bad_ablate_is_one_line_exit_2_nothing_written(tiny_decoder, capsys, tmp_path, monkeypatch,
                                                        extra, message):
     monkeypatch.chdir(tmp_path)
-    code, out, err = run_cli(["real", "the river bank", "--model", str(tiny[0]), *extra], capsys)
+    model = str(tiny_decoder[0])
+    code, out, err = run_cli(["real", "the river bank", "--model", model, *extra], capsys)
     assert (code, out) == (2, "")
     assert message in err and err.count("\n") == 1, err
     assert list(tmp_path.iterdir()) == []
 
 
-def test_the_api_takes_a_numpy_array_of_heads(tiny):
+def test_the_api_takes_a_numpy_array_of_heads(tiny_decoder):
     from attention_workshop.real import load_model
 
-    folder, theirs = tiny
+    folder, theirs = tiny_decoder
     model = load_model(str(folder))
     ids = model.encode("the river bank")
     given = model.run(ids, ablate=np.array(HEADS))  # numpy's truthiness once made this fail
