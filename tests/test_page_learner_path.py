@@ -201,9 +201,11 @@ def test_clear_clears_every_table_and_the_page_says_which_panels_follow(browser,
     assert not opened.errors
 
 
-def in_view(page, selector, height=844):
+def in_view(page, selector, height=844):  # in whole pixels, as the screen shows it
+    """(a box at y = -0.375 after scrollIntoView, from text lines of fractional height, shows
+    whole on a screen of whole pixels)"""
     box = page.locator(selector).bounding_box()
-    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height
+    return box is not None and round(box["y"]) >= 0 and round(box["y"] + box["height"]) <= height
 
 
 def strip_rows(page):
