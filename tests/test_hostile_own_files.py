@@ -150,8 +150,9 @@ def test_ablate_more_heads_than_the_random_control_can_match(choice, tmp_path, c
 
     build_causal_gpt2(tmp_path / "gpt2", n_layer=3)  # 3 layers x 4 heads
     capsys.readouterr()  # transformers' own lines while building it
-    assert_one_line_refusal(["ablate", "--model", tmp_path / "gpt2", *choice], tmp_path, capsys,
-                            "to draw the random control of as many from: ")
+    err = assert_one_line_refusal(["ablate", "--model", tmp_path / "gpt2", *choice], tmp_path,
+                                  capsys, "the random control")
+    assert "give at most 6" in err and "leave -" not in err, err  # 12 heads: half, no negatives
 
 
 # --- the new surfaces: train ---

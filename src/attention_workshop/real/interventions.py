@@ -167,6 +167,9 @@ def check_control(cfg, n, name="the model"):  # ModelConfig, heads chosen -> Non
     of the model's heads can be chosen. Example (SmolLM2, 270 heads): n 135 -> None; n 136 ->
     WorkshopError "136 heads switched off leave 134 others ...; give at most 135"."""
     total = cfg.n_layer * cfg.n_head
+    if n > total:  # e.g. --top 10**21: not "leave -999... others"
+        raise WorkshopError(f"{n} heads are more than {name}'s {total}, and the random control "
+                            f"draws as many others: give at most {total // 2}")
     if n > total // 2:
         raise WorkshopError(f"{n} heads switched off leave {total - n} others to draw the "
                             f"random control of as many from: {name} has {total} heads; give "
