@@ -88,6 +88,31 @@ def open_page(browser, path, width=1280, height=800, bypass_csp=False):  # Path 
     return opened
 
 
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def png_size(path):  # (width, height) from the PNG header
+    data = path.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n")
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+def doc_screenshots(browser, path, shots, folder, prepare=lambda page, name: None):
+    # page Path, {docs/ file name: (width, height)}, a tmp folder, prepare(page, name) -> None
+    """The docs' pictures of a page, kept current: each one shot at its size once `prepare`
+    has set the page up, with no sideways scroll and no page error; UPDATE_DOCS=1 copies the
+    shots into docs/, and the docs' picture must have the shot's size either way."""
+    for name, (width, height) in shots.items():
+        page = (opened := open_page(browser, path, width, height)).page
+        prepare(page, name)
+        assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways
+        page.screenshot(path=folder / name)
+        assert png_size(folder / name) == (width, height) and not opened.errors
+        if os.environ.get("UPDATE_DOCS") == "1":
+            shutil.copy(folder / name, DOCS / name)
+        assert png_size(DOCS / name) == (width, height)
+
+
 def shown(x):  # what the page prints for a number: Python's 3 decimals, and no "-0.000"
     text = f"{x:.3f}"
     return "0.000" if float(text) == 0 else text

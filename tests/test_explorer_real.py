@@ -7,7 +7,7 @@ import io
 
 import numpy as np
 import pytest
-from browser import cells, open_page, shown, shown_matrix
+from browser import cells, doc_screenshots, open_page, shown, shown_matrix
 
 from attention_workshop import cli
 from attention_workshop.embeddings import SENT_MONEY, SENT_RIVER
@@ -121,31 +121,18 @@ def test_hostile_words_are_shown_as_text_and_run_nothing(browser, tmp_path):
     assert not opened.errors
 
 
-def png_size(path):  # (width, height) from the PNG header
-    data = path.read_bytes()
-    assert data.startswith(b"\x89PNG\r\n\x1a\n")
-    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
-
-
 def test_screenshots_render_without_errors_at_desktop_and_phone_width(browser, page_file,
                                                                       tmp_path):
     """Also the README's pictures: UPDATE_DOCS=1 pytest -k screenshots writes them to docs/."""
-    import os
-    import shutil
-    from pathlib import Path
+    panels = {"explorer.png": "#module2", "explorer-phone-wiring.png": "#edit-W_Q"}  # W_Q, and
+    #                                                                     the strip below it
 
-    docs = Path(__file__).resolve().parents[1] / "docs"
-    shots = {"explorer.png": (1280, 800, "#module2"), "explorer-phone.png": (390, 844, None),
-             "explorer-phone-wiring.png": (390, 844, "#edit-W_Q")}  # W_Q, and the strip below
-    for name, (width, height, panel) in shots.items():
-        opened = open_page(browser, page_file, width, height)
-        page = opened.page
-        assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways
-        if panel:
-            page.eval_on_selector(panel, "e => e.scrollIntoView()")
+    def prepare(page, name):
+        if name in panels:
+            page.eval_on_selector(panels[name], "e => e.scrollIntoView()")
             page.mouse.move(0, 0)
-        page.screenshot(path=tmp_path / name)
-        assert png_size(tmp_path / name) == (width, height) and not opened.errors
-        if os.environ.get("UPDATE_DOCS") == "1":
-            shutil.copy(tmp_path / name, docs / name)
-        assert png_size(docs / name) == (width, height)
+
+    doc_screenshots(browser, page_file, {"explorer.png": (1280, 800),
+                                         "explorer-phone.png": (390, 844),
+                                         "explorer-phone-wiring.png": (390, 844)},
+                    tmp_path, prepare)

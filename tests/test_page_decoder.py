@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from browser import axe_violations, cells, open_page, shown, shown_matrix
+from browser import axe_violations, cells, doc_screenshots, open_page, shown, shown_matrix
 from smollm2_reference import smollm2_path
 from test_page_learner_path import in_view
 
@@ -231,24 +231,14 @@ def test_screenshots_of_the_panel_at_desktop_and_phone_width(browser, decoder_pa
     """docs/explorer.md's pictures of the panel (new token 10, where "The" writes "river", in
     layer 22, head 0):
     UPDATE_DOCS=1 pytest tests/test_page_decoder.py -k screenshots writes them to docs/."""
-    import os
-    import shutil
-    from pathlib import Path
 
-    from test_explorer_real import png_size
-
-    docs = Path(__file__).resolve().parents[1] / "docs"
-    for name, (width, height) in {"explorer-module4.png": (1280, 800),
-                                  "explorer-module4-phone.png": (390, 844)}.items():
-        page = (opened := open_page(browser, decoder_page, width, height)).page
+    def prepare(page, name):
         page.click("#m4-written button >> nth=9")
         page.select_option("#m4-layer", "22")  # a head that looks back at river as "The"
         page.select_option("#m4-head", "0")  # writes river again (0.446)
         page.eval_on_selector("#module4 h3", "e => e.scrollIntoView()")
         page.mouse.move(0, 0)
-        assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways
-        page.screenshot(path=tmp_path / name)
-        assert png_size(tmp_path / name) == (width, height) and not opened.errors
-        if os.environ.get("UPDATE_DOCS") == "1":
-            shutil.copy(tmp_path / name, docs / name)
-        assert png_size(docs / name) == (width, height)
+
+    doc_screenshots(browser, decoder_page, {"explorer-module4.png": (1280, 800),
+                                            "explorer-module4-phone.png": (390, 844)},
+                    tmp_path, prepare)

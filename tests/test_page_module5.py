@@ -9,7 +9,7 @@ import re
 from types import SimpleNamespace
 
 import pytest
-from browser import axe_violations, cells, open_page
+from browser import axe_violations, cells, doc_screenshots, open_page
 from interventions_reference import greedy, intervened, reference
 from smollm2_reference import smollm2_path
 
@@ -211,21 +211,12 @@ def test_a_page_without_module5_has_no_such_panel(browser, run5, tmp_path):
 def test_screenshots_of_the_panel_at_desktop_and_phone_width(browser, panel_page, tmp_path):
     """docs/explorer.md's pictures of the panel with the top 5 induction heads off:
     UPDATE_DOCS=1 pytest tests/test_page_module5.py -k screenshots writes them to docs/."""
-    import os
-    import shutil
-    from pathlib import Path
 
-    from test_explorer_real import png_size
-
-    docs = Path(__file__).resolve().parents[1] / "docs"
-    for name, (width, height) in {"explorer-module5.png": (1280, 800),
-                                  "explorer-module5-phone.png": (390, 844)}.items():
-        page = (opened := open_page(browser, panel_page, width, height)).page
+    def prepare(page, name):
         choose(page, 2)
         page.eval_on_selector("#m5-choices", "e => e.scrollIntoView()")
         page.mouse.move(0, 0)
-        page.screenshot(path=tmp_path / name)
-        assert png_size(tmp_path / name) == (width, height) and not opened.errors
-        if os.environ.get("UPDATE_DOCS") == "1":
-            shutil.copy(tmp_path / name, docs / name)
-        assert png_size(docs / name) == (width, height)
+
+    doc_screenshots(browser, panel_page, {"explorer-module5.png": (1280, 800),
+                                          "explorer-module5-phone.png": (390, 844)},
+                    tmp_path, prepare)

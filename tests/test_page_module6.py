@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from browser import axe_violations, cells, open_page
+from browser import axe_violations, cells, doc_screenshots, open_page
 from test_page_learner_path import in_view
 from training_reference import torch_forward
 
@@ -298,22 +298,12 @@ def test_a_page_without_module6_has_no_such_panel(browser, tmp_path):
 def test_screenshots_of_the_panel_at_desktop_and_phone_width(browser, training_page, tmp_path):
     """docs/explorer.md's pictures of the panel at the phase change (step 225):
     UPDATE_DOCS=1 pytest tests/test_page_module6.py -k screenshots writes them to docs/."""
-    import os
-    import shutil
-    from pathlib import Path
 
-    from test_explorer_real import png_size
-
-    docs = Path(__file__).resolve().parents[1] / "docs"
-    for name, (width, height) in {"explorer-module6.png": (1280, 800),
-                                  "explorer-module6-phone.png": (390, 844)}.items():
-        page = (opened := open_page(browser, training_page, width, height)).page
+    def prepare(page, name):
         page.focus("#m6-phase")
         page.keyboard.press("Enter")
         page.eval_on_selector("#m6-induction", "e => e.scrollIntoView()")
-        assert page.evaluate("document.documentElement.scrollWidth") <= width
-        page.screenshot(path=tmp_path / name)
-        assert png_size(tmp_path / name) == (width, height) and not opened.errors
-        if os.environ.get("UPDATE_DOCS") == "1":
-            shutil.copy(tmp_path / name, docs / name)
-        assert png_size(docs / name) == (width, height)
+
+    doc_screenshots(browser, training_page, {"explorer-module6.png": (1280, 800),
+                                             "explorer-module6-phone.png": (390, 844)},
+                    tmp_path, prepare)
