@@ -3,8 +3,10 @@
 Writes [S16] onward, after Module 4's last line. The toy first: Module 2's wired head has
 two channels, topic and place; switching one off is the toy's ablation. Everything real
 runs in float64 with one BLAS thread (as Modules 3 and 4), so every printed digit is the
-same on every run and machine. [S19]'s sliding KV cache alone runs in float32 (twice as
-fast; its perplexities are float64's to two decimals, and it prints three digits).
+same on every run and machine. Two parts run in float32, on Module 4's own float32 model
+(module4.Result.fast): [S19]'s sliding KV cache (twice as fast; its perplexities are
+float64's to two decimals, and it prints three digits) and the explorer panel's
+continuations, which the log does not print.
 """
 
 from dataclasses import dataclass, replace
