@@ -219,6 +219,18 @@ static void q8_rows_c(const int8_t *q, const float *scales, const float *x, floa
 #define AVX512 __attribute__((target("avx512f,avx2,fma")))
 #define AVX2 __attribute__((target("avx2,fma")))
 
+/* Rows AHEAD rows further on are asked for (software prefetch) while a row is summed: a
+   token's step reads 111 MB of blocks once, from memory, and the hardware's own prefetcher,
+   which stops at each 4 KB page, left the loop waiting for it (docs/benchmarks.md: all 211
+   products of a token, one thread, 12.6 -> 8.4 ms on the Xeon). Each call asks for the 64
+   bytes of row `ahead` (clamped to the last row) at byte offset `at` of each of its arrays. */
+#define AHEAD 16
+static inline void prefetch_row(const void *base, Py_ssize_t row_bytes, Py_ssize_t ahead,
+                                Py_ssize_t at) {
+    _mm_prefetch((const char *)base + ahead * row_bytes + at, _MM_HINT_T0);
+}
+#define AHEAD_OF(r, rows) ((r) + AHEAD < (rows) ? (r) + AHEAD : (rows) - 1)
+
 /* Two rows at a time: each block of x is loaded once for both, and their four chains of
    fused multiply-adds run side by side. */
 AVX512 static void q4_rows_avx512(const uint8_t *q, const float *scales, const float *mins,
@@ -231,6 +243,14 @@ AVX512 static void q4_rows_avx512(const uint8_t *q, const float *scales, const f
                          _mm512_setzero_ps()};
         for (Py_ssize_t b = 0; b < nb; b++) {
             __m512 xl = _mm512_loadu_ps(x + b * 32), xh = _mm512_loadu_ps(x + b * 32 + 16);
+            for (Py_ssize_t k = 0; k < step && (b & 3) == 0; k++) {  /* 4 blocks: 64 bytes */
+                Py_ssize_t ahead = AHEAD_OF(r + k, rows);
+                prefetch_row(q, n / 2, ahead, b * 16);
+                if ((b & 15) == 0) {
+                    prefetch_row(scales, nb * 4, ahead, b * 4);
+                    prefetch_row(mins, nb * 4, ahead, b * 4);
+                }
+            }
             for (Py_ssize_t k = 0; k < step; k++) {
                 Py_ssize_t row = r + k;
                 __m128i v = _mm_loadu_si128((const __m128i *)(q + row * (n / 2) + b * 16));
@@ -252,7 +272,10 @@ AVX512 static void q8_rows_avx512(const int8_t *q, const float *scales, const fl
     for (Py_ssize_t r = 0; r < rows; r++) {
         const int8_t *qr = q + r * n;
         __m512 a = _mm512_setzero_ps(), c = _mm512_setzero_ps();
+        Py_ssize_t ahead = AHEAD_OF(r, rows);
         for (Py_ssize_t b = 0; b < nb; b++) {
+            if ((b & 1) == 0) prefetch_row(q, n, ahead, b * 32);
+            if ((b & 15) == 0) prefetch_row(scales, nb * 4, ahead, b * 4);
             __m512 d = _mm512_set1_ps(scales[r * nb + b]);
             __m512 ql = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(qr + b * 32))));
             __m512 qh = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(qr + b * 32 + 16))));
@@ -277,7 +300,13 @@ AVX2 static void q4_rows_avx2(const uint8_t *q, const float *scales, const float
         const uint8_t *qr = q + r * (n / 2);
         __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
                          _mm256_setzero_ps()};
+        Py_ssize_t ahead = AHEAD_OF(r, rows);
         for (Py_ssize_t b = 0; b < nb; b++) {
+            if ((b & 3) == 0) prefetch_row(q, n / 2, ahead, b * 16);
+            if ((b & 15) == 0) {
+                prefetch_row(scales, nb * 4, ahead, b * 4);
+                prefetch_row(mins, nb * 4, ahead, b * 4);
+            }
             __m128i v = _mm_loadu_si128((const __m128i *)(qr + b * 16));
             __m128i lo = _mm_and_si128(v, low), hi = _mm_and_si128(_mm_srli_epi16(v, 4), low);
             __m128i parts[4] = {lo, _mm_srli_si128(lo, 8), hi, _mm_srli_si128(hi, 8)};
@@ -298,7 +327,10 @@ AVX2 static void q8_rows_avx2(const int8_t *q, const float *scales, const float 
         const int8_t *qr = q + r * n;
         __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
                          _mm256_setzero_ps()};
+        Py_ssize_t ahead = AHEAD_OF(r, rows);
         for (Py_ssize_t b = 0; b < nb; b++) {
+            if ((b & 1) == 0) prefetch_row(q, n, ahead, b * 32);
+            if ((b & 15) == 0) prefetch_row(scales, nb * 4, ahead, b * 4);
             __m256 d = _mm256_set1_ps(scales[r * nb + b]);
             for (int k = 0; k < 4; k++) {
                 __m128i v = _mm_loadl_epi64((const __m128i *)(qr + b * 32 + 8 * k));
@@ -643,16 +675,22 @@ static void team_grow(int size) {  /* called holding team_lock; may stop short o
 /* out = W x, its rows shared with the team's threads (`threads` allowed, the caller one of
    them); called without the GIL. Fewer than two chunks: the caller alone. Whether sharing
    pays is measured as it goes: the caller's time per weight alone (smoothed, per block
-   type) against a shared call's. A shared call slower than that (the other threads kept
-   off their cores, or one stalled holding a chunk, or, with the kernel's autogroups, the
-   whole program held to its share of a machine busier than its cores) makes the next
-   REST_CALLS calls run alone (timed: the estimate stays current), then sharing is tried
-   again; each failure in a row doubles the calls alone (up to REST_MOST), a success brings
-   them back to REST_CALLS. So a loaded machine stays close to one thread's time, and one
-   that quietens down gets its threads back within a few tokens. */
+   type) against the shared calls', summed over a window of WINDOW shared calls (one call
+   can be slow for reasons that pass: a worker preempted for a moment). A window slower in
+   all than the same calls alone would be (the other threads kept off their cores, or, with
+   the kernel's autogroups, the whole program held to its share of a machine busier than its
+   cores) makes the next REST_CALLS calls run alone (timed: the estimate stays current),
+   then sharing is tried again; each failure in a row doubles the calls alone (up to
+   REST_MOST), a window that pays brings them back to REST_CALLS. A call that had to wake a
+   sleeping worker (~50-100 us on a virtual machine's idle core) is not counted. So a loaded
+   machine stays close to one thread's time, and one that quietens down gets its threads
+   back within a few tokens. */
 static double alone_ns_per_weight[2];  /* [bits == 8], 0 until measured; under team_lock */
 static int team_measured = 1;  /* 0: every call of two chunks or more shared (for the tests) */
 static long team_shared_calls = 0;  /* calls whose rows were shared, since the module loaded */
+#define WINDOW 16  /* shared calls judged together */
+static double window_took_ns = 0.0, window_alone_ns = 0.0;  /* the window's calls: shared, */
+static int window_calls = 0;                                /* and alone as estimated */
 
 static void block_rows_shared(const block_job *job, int threads) {
     uint64_t chunks = (uint64_t)((job->rows + CHUNK - 1) / CHUNK);
@@ -676,7 +714,8 @@ static void block_rows_shared(const block_job *job, int threads) {
         atomic_store_explicit(&team_ticket, ((number & 0xFFFFFF) << 40) | (chunks << 20),
                               memory_order_release);
         pthread_mutex_lock(&sleep_lock);
-        if (team_sleepers) pthread_cond_broadcast(&sleep_cond);
+        int woke = team_sleepers > 0;  /* a sleeper takes ~50 us to wake: this call is not judged */
+        if (woke) pthread_cond_broadcast(&sleep_cond);
         pthread_mutex_unlock(&sleep_lock);
         take_chunks();
         for (long spins = 1; (uint64_t)atomic_load_explicit(&team_done, memory_order_acquire) < chunks; spins++) {
@@ -684,12 +723,19 @@ static void block_rows_shared(const block_job *job, int threads) {
             if (spins % 1024 == 0) sched_yield();
         }
         team_shared_calls++;
-        if (!team_measured) {
-        } else if ((double)since_ns(&t0) > *alone * weights) {
-            team_rest = team_rest_next;
-            team_rest_next = team_rest_next < REST_MOST ? 2 * team_rest_next : REST_MOST;
-        } else {
-            team_rest_next = REST_CALLS;
+        if (team_measured && !woke) {
+            window_took_ns += (double)since_ns(&t0);
+            window_alone_ns += *alone * weights;
+            if (++window_calls == WINDOW) {
+                if (window_took_ns > window_alone_ns) {
+                    team_rest = team_rest_next;
+                    team_rest_next = team_rest_next < REST_MOST ? 2 * team_rest_next : REST_MOST;
+                } else {
+                    team_rest_next = REST_CALLS;
+                }
+                window_took_ns = window_alone_ns = 0.0;
+                window_calls = 0;
+            }
         }
         pthread_mutex_unlock(&team_lock);
         return;
