@@ -31,7 +31,7 @@ def compiled():
 
 
 @pytest.fixture
-def always_shared():  # every call of 2+ chunks shared, whatever sharing measures here
+def always_shared():  # every call of 32+ rows shared, whatever sharing measures here
     was = compiled().block_team_measured(False)
     before = compiled().block_team_size()[1]
     yield
@@ -57,8 +57,9 @@ def product(blocks, x, version, threads=1):  # blocks_times_vector, one version 
 
 
 THREADS = [1, 2]
-# the AVX-512 loop takes rows two at a time; the team's chunks are 32 rows, so 1-5 rows run
-# on the caller alone and 133 in five chunks (the last one of 5 rows) over the threads
+# the AVX-512 loop takes rows two at a time; the team shares from 32 rows on, in chunks of a
+# quarter of the rows left (2 threads) rounded up to 16, at least 16: 1-5 rows run on the
+# caller alone and 133 in chunks of 48, 32, 16, 16, 16 and 5 over the threads
 ROWS = [1, 2, 5, 133]
 
 
@@ -172,6 +173,20 @@ def test_a_few_tokens_at_once_make_gguf_own_numbers_and_the_float32_product(qtyp
         got = tokens_product(blocks, x, version, threads)
         assert (np.abs(got - exact) / size).max() < 1e-6, version
         np.testing.assert_array_equal(got, tokens_product(blocks, x, version, 1), err_msg=version)
+
+
+@pytest.mark.parametrize("qtype", TYPES)
+@pytest.mark.parametrize("T", [3, 8, 23])
+def test_avx512_gives_a_prompt_token_the_bits_of_a_generated_one(qtype, T):
+    """AVX-512's few-token loop sums each row in the one-token loop's order (two chains of
+    16 lanes), so each token's product is the one-token product's bits, not only close."""
+    if "avx512" not in compiled().block_versions():
+        pytest.skip("this CPU has no AVX-512: its AVX2 few-token loop sums in another order")
+    blocks, _ = made(qtype, 133, 576, seed=T)
+    x = np.random.default_rng(T).normal(size=(T, 576)).astype(np.float32)
+    x[:, :32] *= 1e3  # one block far louder than the rest: a different order would show
+    each = np.stack([product(blocks, row, "avx512") for row in x])
+    np.testing.assert_array_equal(tokens_product(blocks, x, "avx512"), each)
 
 
 @pytest.mark.parametrize("qtype", TYPES)

@@ -380,6 +380,74 @@ AVX2 static void q4_tokens_avx2(const uint8_t *q, const float *scales, const flo
     }
 }
 
+/* The AVX-512 machines' version: each token's sums in the order of the one-token loops above
+   (two chains of 16 lanes per row, the same fused multiply-adds, the same final sum), so a
+   prompt's product gives the bits a generated token's gets. */
+AVX512 static void q4_tokens_avx512(const uint8_t *q, const float *scales, const float *mins,
+                                    const float *x, float *out, Py_ssize_t rows, Py_ssize_t n,
+                                    Py_ssize_t T, Py_ssize_t out_stride) {
+    Py_ssize_t nb = n / 32;
+    const __m128i low = _mm_set1_epi8(15);
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        const uint8_t *qr = q + r * (n / 2);
+        Py_ssize_t ahead = AHEAD_OF(r, rows);
+        for (Py_ssize_t t0 = 0; t0 < T; t0 += TOKEN_GROUP) {
+            Py_ssize_t g = T - t0 < TOKEN_GROUP ? T - t0 : TOKEN_GROUP;
+            __m512 lo[TOKEN_GROUP], hi[TOKEN_GROUP];
+            for (int t = 0; t < TOKEN_GROUP; t++) lo[t] = hi[t] = _mm512_setzero_ps();
+            for (Py_ssize_t b = 0; b < nb; b++) {
+                if (t0 == 0 && (b & 3) == 0) prefetch_row(q, n / 2, ahead, b * 16);
+                if (t0 == 0 && (b & 15) == 0) {
+                    prefetch_row(scales, nb * 4, ahead, b * 4);
+                    prefetch_row(mins, nb * 4, ahead, b * 4);
+                }
+                __m128i v = _mm_loadu_si128((const __m128i *)(qr + b * 16));
+                __m512 d = _mm512_set1_ps(scales[r * nb + b]), m = _mm512_set1_ps(mins[r * nb + b]);
+                __m512 wl = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(v, low))), m);
+                __m512 wh = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
+                    _mm_and_si128(_mm_srli_epi16(v, 4), low))), m);
+                for (Py_ssize_t t = 0; t < g; t++) {
+                    const float *xb = x + (t0 + t) * n + b * 32;
+                    lo[t] = _mm512_fmadd_ps(wl, _mm512_loadu_ps(xb), lo[t]);
+                    hi[t] = _mm512_fmadd_ps(wh, _mm512_loadu_ps(xb + 16), hi[t]);
+                }
+            }
+            for (Py_ssize_t t = 0; t < g; t++)
+                out[(t0 + t) * out_stride + r] = _mm512_reduce_add_ps(_mm512_add_ps(lo[t], hi[t]));
+        }
+    }
+}
+
+AVX512 static void q8_tokens_avx512(const int8_t *q, const float *scales, const float *x, float *out,
+                                    Py_ssize_t rows, Py_ssize_t n, Py_ssize_t T, Py_ssize_t out_stride) {
+    Py_ssize_t nb = n / 32;
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        const int8_t *qr = q + r * n;
+        Py_ssize_t ahead = AHEAD_OF(r, rows);
+        for (Py_ssize_t t0 = 0; t0 < T; t0 += TOKEN_GROUP) {
+            Py_ssize_t g = T - t0 < TOKEN_GROUP ? T - t0 : TOKEN_GROUP;
+            __m512 lo[TOKEN_GROUP], hi[TOKEN_GROUP];
+            for (int t = 0; t < TOKEN_GROUP; t++) lo[t] = hi[t] = _mm512_setzero_ps();
+            for (Py_ssize_t b = 0; b < nb; b++) {
+                if (t0 == 0 && (b & 1) == 0) prefetch_row(q, n, ahead, b * 32);
+                if (t0 == 0 && (b & 15) == 0) prefetch_row(scales, nb * 4, ahead, b * 4);
+                __m512 d = _mm512_set1_ps(scales[r * nb + b]);
+                __m512 wl = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+                    _mm_loadu_si128((const __m128i *)(qr + b * 32)))));
+                __m512 wh = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+                    _mm_loadu_si128((const __m128i *)(qr + b * 32 + 16)))));
+                for (Py_ssize_t t = 0; t < g; t++) {
+                    const float *xb = x + (t0 + t) * n + b * 32;
+                    lo[t] = _mm512_fmadd_ps(wl, _mm512_loadu_ps(xb), lo[t]);
+                    hi[t] = _mm512_fmadd_ps(wh, _mm512_loadu_ps(xb + 16), hi[t]);
+                }
+            }
+            for (Py_ssize_t t = 0; t < g; t++)
+                out[(t0 + t) * out_stride + r] = _mm512_reduce_add_ps(_mm512_add_ps(lo[t], hi[t]));
+        }
+    }
+}
+
 AVX2 static void q8_tokens_avx2(const int8_t *q, const float *scales, const float *x, float *out,
                                 Py_ssize_t rows, Py_ssize_t n, Py_ssize_t T, Py_ssize_t out_stride) {
     Py_ssize_t nb = n / 32;
@@ -437,13 +505,18 @@ static void block_rows(int version, int bits, const void *q, const float *scales
     else q8_rows_c(q, scales, x, out, rows, n);
 }
 
-/* T tokens' products (x [T, n], out [T, out_stride]): the AVX2 loop for AVX2 and AVX-512
-   CPUs, else the plain C one-token loop for each token. */
+/* T tokens' products (x [T, n], out [T, out_stride]): the AVX-512 or AVX2 loop, else the
+   plain C one-token loop for each token. */
 static void block_rows_tokens(int version, int bits, const void *q, const float *scales,
                               const float *mins, const float *x, float *out, Py_ssize_t rows,
                               Py_ssize_t n, Py_ssize_t T, Py_ssize_t out_stride) {
 #ifdef BLOCK_SIMD
-    if (version == WITH_AVX512 || version == WITH_AVX2) {
+    if (version == WITH_AVX512) {
+        if (bits == 4) q4_tokens_avx512(q, scales, mins, x, out, rows, n, T, out_stride);
+        else q8_tokens_avx512(q, scales, x, out, rows, n, T, out_stride);
+        return;
+    }
+    if (version == WITH_AVX2) {
         if (bits == 4) q4_tokens_avx2(q, scales, mins, x, out, rows, n, T, out_stride);
         else q8_tokens_avx2(q, scales, x, out, rows, n, T, out_stride);
         return;
@@ -541,21 +614,24 @@ VECTOR_WIDTHS static void attend_cached_f32(const float *q, const float *keys, c
 /* --- A team of threads for blocks_times_vector: the output rows in chunks, taken in turn ---
 
    A generated token makes ~200 of these products, each 10-80 us of work, so the team's
-   threads are started once (the first call that asks for them) and stay. A job is cut into
-   chunks of CHUNK rows; the caller and the workers take the next chunk from one atomic
-   ticket until none is left, and the caller returns once every chunk taken is done. So on a
-   machine whose other programs keep a worker off its core, the caller does that worker's
-   chunks itself rather than wait for it: never much slower than one thread. A worker
-   watches the ticket, spinning up to SPIN_NS after its last chunk (the next product comes a
-   few microseconds later), then sleeps on a condition variable (between tokens, or while the
-   program does something else). Each row is summed by the same loop in the same order
-   whichever thread takes it, so the result is the same bits on any number of threads.
+   threads are started once (the first call that asks for them) and stay. The caller and
+   the workers take the next chunk of rows from one atomic ticket until none is left, and
+   the caller returns once every row taken is done. Chunks shrink as the rows run out
+   (guided: a chunk is 1 / (2 x threads) of the rows left, at least CHUNK): the first ones
+   are long, so a row's prefetch (AHEAD rows on, kept inside its chunk) is rarely wasted on
+   rows another thread takes, and the last ones are short, so the threads end together. So
+   on a machine whose other programs keep a worker off its core, the caller does that
+   worker's chunks itself rather than wait for it: never much slower than one thread. A
+   worker watches the ticket, spinning up to SPIN_NS after its last chunk (the next product
+   comes a few microseconds later), then sleeps on a condition variable (between tokens, or
+   while the program does something else). Each row is summed by the same loop in the same
+   order whichever thread takes it, so the result is the same bits on any number of threads.
    One caller at a time: a second Python thread calling meanwhile computes its product alone.
 
-   The ticket packs, from the top: the job's number (24 bits), its chunk count (20) and the
-   next chunk to take (20). A thread that takes chunk c of job g (compare-and-swap) reads the
+   The ticket packs, from the top: the job's number (24 bits), its row count (20) and the
+   next row to take (20). A thread that takes rows a:b of job g (compare-and-swap) reads the
    job's arrays only then: the caller rewrites them for job g + 1 only after all of job g's
-   chunks are done, chunk c among them. */
+   rows are done, a:b among them. */
 
 #include <pthread.h>
 #include <sched.h>
@@ -564,7 +640,7 @@ VECTOR_WIDTHS static void attend_cached_f32(const float *q, const float *keys, c
 
 #define TEAM_MAX 64
 #define SPIN_NS 200000L
-#define CHUNK 32  /* rows: 32 x 576 Q4_1 weights is ~1-2 us of work */
+#define CHUNK 16  /* rows, at least: 16 x 576 Q4_1 weights is ~0.6-1 us of work */
 #define REST_CALLS 64      /* calls made alone after a shared one took longer than alone would, */
 #define REST_MOST 16384    /* doubled each time the next try fails too, up to ~80 tokens' */
 
@@ -585,10 +661,10 @@ static int team_rest = 0, team_rest_next = REST_CALLS;  /* calls left to make al
                                                             how many after the next failure */
 static block_job team_job;
 static _Atomic uint64_t team_ticket;  /* job number | chunk count | next chunk (see above) */
-static atomic_int team_done;          /* chunks of the current job computed */
+static atomic_int team_done;          /* rows of the current job computed */
 
 #define NEXT_OF(t) ((t) & 0xFFFFF)
-#define COUNT_OF(t) (((t) >> 20) & 0xFFFFF)
+#define ROWS_OF(t) (((t) >> 20) & 0xFFFFF)
 #define JOB_OF(t) ((t) >> 40)
 
 static inline void cpu_relax(void) {
@@ -617,13 +693,15 @@ static void job_rows(const block_job *j, Py_ssize_t a, Py_ssize_t b) {  /* out[a
 static int take_chunks(void) {  /* computes chunks while any is left; -> how many it took */
     int took = 0;
     uint64_t t = atomic_load_explicit(&team_ticket, memory_order_acquire);
-    while (NEXT_OF(t) < COUNT_OF(t)) {
-        if (!atomic_compare_exchange_weak_explicit(&team_ticket, &t, t + 1, memory_order_acq_rel,
+    while (NEXT_OF(t) < ROWS_OF(t)) {
+        uint64_t a = NEXT_OF(t), left = ROWS_OF(t) - a, size = left / (2 * (uint64_t)team_size);
+        size = size < CHUNK ? CHUNK : (size + CHUNK - 1) / CHUNK * CHUNK;
+        size = size > left ? left : size;
+        if (!atomic_compare_exchange_weak_explicit(&team_ticket, &t, t + size, memory_order_acq_rel,
                                                    memory_order_acquire))
             continue;  /* t now holds the ticket another thread left */
-        Py_ssize_t a = (Py_ssize_t)NEXT_OF(t) * CHUNK, b = a + CHUNK;
-        job_rows(&team_job, a, b < team_job.rows ? b : team_job.rows);
-        atomic_fetch_add_explicit(&team_done, 1, memory_order_release);
+        job_rows(&team_job, (Py_ssize_t)a, (Py_ssize_t)(a + size));
+        atomic_fetch_add_explicit(&team_done, (int)size, memory_order_release);
         took++;
         t = atomic_load_explicit(&team_ticket, memory_order_acquire);
     }
@@ -673,7 +751,7 @@ static void team_grow(int size) {  /* called holding team_lock; may stop short o
 }
 
 /* out = W x, its rows shared with the team's threads (`threads` allowed, the caller one of
-   them); called without the GIL. Fewer than two chunks: the caller alone. Whether sharing
+   them); called without the GIL. Fewer than 2 CHUNK rows: the caller alone. Whether sharing
    pays is measured as it goes: the caller's time per weight alone (smoothed, per block
    type) against the shared calls', summed over a window of WINDOW shared calls (one call
    can be slow for reasons that pass: a worker preempted for a moment). A window slower in
@@ -686,15 +764,15 @@ static void team_grow(int size) {  /* called holding team_lock; may stop short o
    machine stays close to one thread's time, and one that quietens down gets its threads
    back within a few tokens. */
 static double alone_ns_per_weight[2];  /* [bits == 8], 0 until measured; under team_lock */
-static int team_measured = 1;  /* 0: every call of two chunks or more shared (for the tests) */
+static int team_measured = 1;  /* 0: every call of 2 CHUNK rows or more shared (for the tests) */
 static long team_shared_calls = 0;  /* calls whose rows were shared, since the module loaded */
 #define WINDOW 16  /* shared calls judged together */
 static double window_took_ns = 0.0, window_alone_ns = 0.0;  /* the window's calls: shared, */
 static int window_calls = 0;                                /* and alone as estimated */
 
 static void block_rows_shared(const block_job *job, int threads) {
-    uint64_t chunks = (uint64_t)((job->rows + CHUNK - 1) / CHUNK);
-    if (threads > 1 && chunks >= 2 && chunks < (1 << 20) && pthread_mutex_trylock(&team_lock) == 0) {
+    uint64_t rows = (uint64_t)job->rows;
+    if (threads > 1 && rows >= 2 * CHUNK && rows < (1 << 20) && pthread_mutex_trylock(&team_lock) == 0) {
         double weights = (double)job->rows * (double)job->n * (double)(job->tokens > 1 ? job->tokens : 1);
         double *alone = &alone_ns_per_weight[job->bits == 8];
         struct timespec t0;
@@ -711,14 +789,14 @@ static void block_rows_shared(const block_job *job, int threads) {
         team_job = *job;
         atomic_store_explicit(&team_done, 0, memory_order_relaxed);
         uint64_t number = JOB_OF(atomic_load(&team_ticket)) + 1;
-        atomic_store_explicit(&team_ticket, ((number & 0xFFFFFF) << 40) | (chunks << 20),
+        atomic_store_explicit(&team_ticket, ((number & 0xFFFFFF) << 40) | (rows << 20),
                               memory_order_release);
         pthread_mutex_lock(&sleep_lock);
         int woke = team_sleepers > 0;  /* a sleeper takes ~50 us to wake: this call is not judged */
         if (woke) pthread_cond_broadcast(&sleep_cond);
         pthread_mutex_unlock(&sleep_lock);
         take_chunks();
-        for (long spins = 1; (uint64_t)atomic_load_explicit(&team_done, memory_order_acquire) < chunks; spins++) {
+        for (long spins = 1; (uint64_t)atomic_load_explicit(&team_done, memory_order_acquire) < rows; spins++) {
             cpu_relax();  /* a worker finishing its chunk */
             if (spins % 1024 == 0) sched_yield();
         }
@@ -1064,7 +1142,7 @@ static PyMethodDef methods[] = {
      "block_team_size() -> (threads blocks_times_vector has shared rows with, the caller\n"
      "included; calls it shared)."},
     {"block_team_measured", block_team_measured, METH_O,
-     "block_team_measured(flag) -> the previous flag: False shares every call of two chunks or\n"
+     "block_team_measured(flag) -> the previous flag: False shares every call of 32 rows or\n"
      "more, True (the default) only while sharing measures faster than the caller alone."},
     {"rms_norm_row", rms_norm_row, METH_VARARGS,
      "rms_norm_row(x, weight, eps, out): out = x / sqrt(mean(x^2) + eps) * weight, float32 [n]."},
