@@ -133,3 +133,51 @@ def test_the_loops_refuse_wrong_sizes(k):
         k.rotary(np.zeros((2, 5), np.float32), np.zeros(5), np.zeros(5))
     with pytest.raises(TypeError, match="float64"):
         k.rotary(q, np.zeros(64, np.float32), np.zeros(64, np.float32))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_compiled_layer_loop_gives_the_python_loop_bits(smollm2, k, threads, monkeypatch):
+    """decode_layers runs decode_step.layers' calls in its order: every output the same bits
+    (three steps, so the cache rows it wrote are read back by the next), on 1 and 2 threads."""
+    from attention_workshop.real.fast import decode_step
+
+    monkeypatch.setattr(decode_step, "threads_allowed", lambda: threads)
+    w, cfg = smollm2.fast_weights, smollm2.config
+    planned = decode_step.plan(w, cfg)
+    assert planned is not None and planned.addresses.shape == (30, 23)
+    prompt = smollm2.run("The river bank was")
+    runs = {}
+    for side in ("compiled", "python"):
+        w.__dict__.pop("made", None)  # the plan, gathered again (or refused) on the next step
+        if side == "python":
+            monkeypatch.setattr(decode_step, "plan", lambda w, cfg: None)
+        past, runs[side] = {"keys": prompt.keys, "values": prompt.values}, []
+        for token in (1217, 260, 3174):
+            out = decode_step.step(w, cfg, [token], past)
+            runs[side].append(out)
+            past = {"keys": out["keys"], "values": out["values"]}
+    w.__dict__.pop("made", None)
+    for compiled, python in zip(runs["compiled"], runs["python"], strict=True):
+        for name in OUTPUTS:
+            np.testing.assert_array_equal(compiled[name], python[name], err_msg=name)
+
+
+def test_the_plan_turns_down_what_decode_layers_cannot_read(smollm2, k):
+    from attention_workshop.real.families import Weights
+    from attention_workshop.real.fast import decode_step
+
+    w, cfg = smollm2.fast_weights, smollm2.config
+    assert decode_step.plan(w, cfg) is not None
+    assert decode_step.plan(w, dataclasses.replace(cfg, activation="gelu")) is None
+    assert decode_step.plan(w, dataclasses.replace(cfg, bias=True)) is None
+    plain = Weights({**w, "layers.4.mlp.up_proj.weight": w["layers.4.mlp.up_proj.weight"].array})
+    assert decode_step.plan(plain, cfg) is None  # one matrix as float32 only: the Python loop
+    blocks = w["layers.2.self_attn.k_proj.weight"]
+    wrong = Weights({**w, "layers.2.self_attn.k_proj.weight": type(blocks)(
+        blocks.array, blocks.quants[:, :-1].copy(), blocks.scales, blocks.offsets)})
+    assert decode_step.plan(wrong, cfg) is None  # quants of another size: never read blind
+    sizes = np.array([30, 576, 9, 3, 64, 1536, 8, 9], np.int64)  # S = 9 > room = 8
+    with pytest.raises(ValueError, match="do not match"):
+        k.decode_layers(decode_step.plan(w, cfg).addresses, sizes, np.zeros(576, np.float32),
+                        np.zeros(64), np.zeros(64), *[np.zeros(1, np.float32)] * 6, 1e-5,
+                        0.125, 1)

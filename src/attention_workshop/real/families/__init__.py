@@ -100,17 +100,22 @@ class Weights(dict):
     token took 2-3.5 ms of a ~10 ms token). Changing an entry forgets the splits."""
 
     def layer(self, prefix):  # "layers.3." -> {short name: array}
-        splits = self.__dict__.setdefault("splits", {})
-        if prefix not in splits:
-            splits[prefix] = split_layer(self, prefix)
-        return splits[prefix]
+        return self.kept(("layer", prefix), lambda weights: split_layer(weights, prefix))
+
+    def kept(self, key, make):  # -> make(self), made once and kept until an entry changes
+        """Example: w.kept("decode plan", plan) (fast/decode_step.py: the addresses of
+        every layer's weights, gathered once, not on every generated token)."""
+        made = self.__dict__.setdefault("made", {})
+        if key not in made:
+            made[key] = make(self)
+        return made[key]
 
     def __setitem__(self, name, value):
-        self.__dict__.pop("splits", None)
+        self.__dict__.pop("made", None)
         super().__setitem__(name, value)
 
     def __delitem__(self, name):
-        self.__dict__.pop("splits", None)
+        self.__dict__.pop("made", None)
         super().__delitem__(name)
 
 

@@ -821,6 +821,66 @@ static void block_rows_shared(const block_job *job, int threads) {
     job_rows(job, 0, job->rows);
 }
 
+/* --- A generated token through every layer, in one call (fast/decode_step.py) ---
+
+   decode_step.py's layer loop, the same calls in the same order (so the same bits), with
+   no return to Python between them: ~12 calls into numpy or this file per layer were
+   ~1 ms of a token's ~9 (docs/benchmarks.md). The plan holds, for each layer, the
+   addresses of its weights as fast/decode_step.py's plan() lists them (PLAN_FIELDS int64s):
+   the two norms' weights and, for the seven products, each matrix's quants, scales and
+   offsets (offsets 0: 8-bit blocks). The caller keeps those arrays alive and checked. */
+enum { PLAN_NORM1, PLAN_Q, PLAN_K = PLAN_Q + 3, PLAN_V = PLAN_K + 3, PLAN_O = PLAN_V + 3,
+       PLAN_NORM2 = PLAN_O + 3, PLAN_GATE, PLAN_UP = PLAN_GATE + 3, PLAN_DOWN = PLAN_UP + 3,
+       PLAN_FIELDS = PLAN_DOWN + 3 };
+
+typedef struct {
+    Py_ssize_t L, D, H, K, d, F, room, S;  /* S: tokens in the cache, this one included */
+    float eps, scale;
+    int version, threads;
+} decode_sizes;
+
+static void plan_product(const decode_sizes *z, const int64_t *m, const float *x, float *out,
+                         Py_ssize_t rows, Py_ssize_t n) {  /* out [rows] = W x, W at m */
+    block_job job = {z->version, m[2] ? 4 : 8, (const void *)(intptr_t)m[0],
+                     (const float *)(intptr_t)m[1], (const float *)(intptr_t)m[2], x, out, rows, n, 1};
+    block_rows_shared(&job, z->threads);
+}
+
+/* x [D]: the token's embedding in, the last layer's output out (before the final norm);
+   work: 2 D + 2 K d + 2 F floats; outputs as decode_step.py's dict holds them. */
+static void decode_layers_f32(const decode_sizes *z, const int64_t *plan, float *x,
+                              const double *cos_, const double *sin_, float *key_memory,
+                              float *value_memory, float *hidden, float *attentions,
+                              float *queries, float *head_outputs, float *work) {
+    Py_ssize_t D = z->D, H = z->H, K = z->K, d = z->d, F = z->F, S = z->S, room = z->room;
+    float *h = work, *y = h + D, *k = y + D, *v = k + K * d, *gate = v + K * d, *up = gate + F;
+    for (Py_ssize_t i = 0; i < z->L; i++) {
+        const int64_t *f = plan + i * PLAN_FIELDS;
+        float *q = queries + i * H * d, *zh = head_outputs + i * H * d;  /* [H, d] each */
+        float *keys = key_memory + i * K * room * d, *values = value_memory + i * K * room * d;
+        rms_norm_f32(x, (const float *)(intptr_t)f[PLAN_NORM1], z->eps, h, D);
+        plan_product(z, f + PLAN_Q, h, q, H * d, D);
+        plan_product(z, f + PLAN_K, h, k, K * d, D);
+        plan_product(z, f + PLAN_V, h, v, K * d, D);
+        rotary_f32(q, cos_, sin_, H, d);
+        rotary_f32(k, cos_, sin_, K, d);
+        for (Py_ssize_t kv = 0; kv < K; kv++) {  /* this token's row of each KV head */
+            memcpy(keys + (kv * room + S - 1) * d, k + kv * d, d * sizeof(float));
+            memcpy(values + (kv * room + S - 1) * d, v + kv * d, d * sizeof(float));
+        }
+        attend_cached_f32(q, keys, values, attentions + i * H * S, zh, H, K, room, S, d, z->scale);
+        plan_product(z, f + PLAN_O, zh, y, D, H * d);
+        for (Py_ssize_t j = 0; j < D; j++) x[j] = x[j] + y[j];
+        rms_norm_f32(x, (const float *)(intptr_t)f[PLAN_NORM2], z->eps, h, D);
+        plan_product(z, f + PLAN_GATE, h, gate, F, D);
+        plan_product(z, f + PLAN_UP, h, up, F, D);
+        silu_times_f32(gate, up, F);
+        plan_product(z, f + PLAN_DOWN, gate, y, D, F);
+        for (Py_ssize_t j = 0; j < D; j++) x[j] = x[j] + y[j];
+        memcpy(hidden + (i + 1) * D, x, D * sizeof(float));
+    }
+}
+
 /* --- Python's side: arrays by the buffer protocol --- */
 
 static int float32_buffer(PyObject *o, Py_buffer *b, int writable, const char *what) {
@@ -1119,6 +1179,69 @@ q_only:
     Py_RETURN_NONE;
 }
 
+/* decode_layers(plan, sizes, x, cos, sin, key_memory, value_memory, hidden, attentions,
+   queries, head_outputs, eps, scale, threads): see decode_layers_f32; sizes int64
+   [L, D, H, K, d, F, room, S]; every size checked against the arrays' lengths here. */
+static PyObject *decode_layers(PyObject *self, PyObject *args) {
+    PyObject *o[11];
+    float eps, scale;
+    int threads;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOffi", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6],
+                          &o[7], &o[8], &o[9], &o[10], &eps, &scale, &threads))
+        return NULL;
+    Py_buffer b[11];
+    int got = 0;
+    for (; got < 11; got++) {  /* plan and sizes int64, cos and sin float64, the rest float32 */
+        int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (got >= 5 || got == 2 ? PyBUF_WRITABLE : 0);
+        if (PyObject_GetBuffer(o[got], &b[got], flags) < 0) break;
+        int itemsize = got < 2 || got == 3 || got == 4 ? 8 : 4;
+        const char *fmt = b[got].format;
+        int ok = b[got].itemsize == itemsize &&
+                 (got < 2 ? (strcmp(fmt, "q") == 0 || strcmp(fmt, "l") == 0) :
+                  strcmp(fmt, itemsize == 8 ? "d" : "f") == 0);
+        if (!ok) {
+            PyErr_SetString(PyExc_TypeError, "decode_layers: plan and sizes int64, cos and sin "
+                                             "float64, every other array float32");
+            got++;
+            break;
+        }
+    }
+    if (!PyErr_Occurred()) {
+        const int64_t *n = (const int64_t *)b[1].buf;
+        decode_sizes z = {0};
+        if (b[1].len == 8 * 8) {
+            z.L = n[0]; z.D = n[1]; z.H = n[2]; z.K = n[3]; z.d = n[4]; z.F = n[5]; z.room = n[6]; z.S = n[7];
+        }
+        z.eps = eps; z.scale = scale; z.threads = threads;
+        for (z.version = WITH_AVX512; z.version > PLAIN_C && !has_version(z.version); z.version--) {}
+        Py_ssize_t L = z.L, D = z.D, H = z.H, K = z.K, d = z.d, F = z.F;
+        if (L < 1 || D < 32 || D % 32 || K < 1 || H < K || H % K || d < 2 || d % 2 ||
+            (H * d) % 32 || F < 32 || F % 32 || z.S < 1 || z.room < z.S || threads < 1 ||
+            !(scale > 0.0f) || b[0].len != 8 * L * PLAN_FIELDS || b[2].len != 4 * D ||
+            b[3].len != 8 * d || b[4].len != 8 * d || b[5].len != 4 * L * K * z.room * d ||
+            b[6].len != b[5].len || b[7].len != 4 * (L + 1) * D || b[8].len != 4 * L * H * z.S ||
+            b[9].len != 4 * L * H * d || b[10].len != b[9].len)
+            PyErr_SetString(PyExc_ValueError, "decode_layers: the arrays do not match the sizes "
+                                              "[L, D, H, K, d, F, room, S]");
+        else {
+            float *work = PyMem_RawMalloc(sizeof(float) * (2 * D + 2 * K * d + 2 * F));
+            if (work == NULL) PyErr_NoMemory();
+            else {
+                Py_BEGIN_ALLOW_THREADS
+                decode_layers_f32(&z, (const int64_t *)b[0].buf, (float *)b[2].buf,
+                                  (const double *)b[3].buf, (const double *)b[4].buf,
+                                  (float *)b[5].buf, (float *)b[6].buf, (float *)b[7].buf,
+                                  (float *)b[8].buf, (float *)b[9].buf, (float *)b[10].buf, work);
+                Py_END_ALLOW_THREADS
+                PyMem_RawFree(work);
+            }
+        }
+    }
+    while (got-- > 0) PyBuffer_Release(&b[got]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"gelu", gelu, METH_O, "gelu(x): x float32, C-contiguous, becomes x Phi(x) in place."},
     {"silu_times", silu_times, METH_VARARGS,
@@ -1152,6 +1275,11 @@ static PyMethodDef methods[] = {
     {"attend_cached", attend_cached, METH_VARARGS,
      "attend_cached(q, keys, values, K, S, scale, weights, z): one token's attention over the\n"
      "first S rows of a cache [K, room, d]; q [H, d]; weights [H, S] and z [H, d] written."},
+    {"decode_layers", decode_layers, METH_VARARGS,
+     "decode_layers(plan, sizes, x, cos, sin, key_memory, value_memory, hidden, attentions,\n"
+     "queries, head_outputs, eps, scale, threads): a generated token through every layer of a\n"
+     "Llama whose products are GGUF blocks (fast/decode_step.py); x [D] becomes the last\n"
+     "layer's output, the cache's row S - 1 and the outputs are written."},
     {"block_versions", block_versions, METH_NOARGS,
      "block_versions(): the versions of blocks_times_vector this CPU runs, best first."},
     {NULL, NULL, 0, NULL},

@@ -8,7 +8,11 @@ outputs. Here the cache lives in memory kept between steps (buffers.extended): t
 token's keys and values are written once, in place, after the earlier ones; the query heads
 of a group read their key/value head where it lies (no repeat); the attention weights are
 made in the output itself; the products read the file's blocks straight into their outputs
-(blocks.FileBlocks, one compiled call each). The formulas are llama.py's own (rms_norm,
+(blocks.FileBlocks, one compiled call each). Where every layer's matrices are the file's
+blocks (a GGUF model: SmolLM2) and the activation is silu, the layer loop itself is one
+compiled call, _kernels.c's decode_layers: the same calls in the same order, so the same
+bits, without returning to Python ~12 times a layer (plan(): the weights' addresses, gathered
+once per model). The formulas are llama.py's own (rms_norm,
 rotate, silu(gate) * up, the causal softmax of fast/llama.py), as _kernels.c's loops: rotary
 gives layers.rotate's bits, and the norm's squares, the scores' and the products' sums are
 added in another order (float32's rounding; tests/test_fast_decode_step.py,
@@ -18,12 +22,13 @@ Example: step(w, cfg, [id], past) -> the dict llama.forward(w, cfg, [id], past) 
 """
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from attention_workshop.real.blas_threads import threads_allowed
 from attention_workshop.real.config import MAX_TOKENS
-from attention_workshop.real.families import layer_weights
+from attention_workshop.real.families import Weights, layer_weights
 from attention_workshop.real.fast import kernels
 from attention_workshop.real.fast.blocks import FileBlocks
 from attention_workshop.real.fast.buffers import extended
@@ -56,6 +61,64 @@ def linear(x, layer, name, bias, threads, out=None):  # as llama.linear, into `o
     return y
 
 
+# a layer's weights in decode_layers' order (_kernels.c's PLAN_ fields): norms one address,
+# products three (quants, scales, offsets; 0 for 8-bit blocks)
+PLANNED = ("input_layernorm.weight", "self_attn.q_proj.weight", "self_attn.k_proj.weight",
+           "self_attn.v_proj.weight", "self_attn.o_proj.weight",
+           "post_attention_layernorm.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight",
+           "mlp.down_proj.weight")
+
+
+@dataclass(frozen=True)
+class Plan:
+    addresses: np.ndarray  # [n_layer, 23] int64: PLANNED's arrays where they lie in memory
+    arrays: tuple  # those arrays, held here so that the addresses stay theirs
+
+
+def plan(w, cfg):  # Weights, ModelConfig -> Plan, or None where decode_layers cannot run
+    """Every layer's PLANNED tensors, checked (float32 norms of d_model, FileBlocks of the
+    shapes llama.forward multiplies, C-contiguous), as addresses for one compiled call.
+    None for a model with a bias, another activation, or a matrix kept only as float32."""
+    if (cfg.bias or cfg.out_bias or cfg.activation != "silu" or kernels.compiled is None
+            or not hasattr(kernels.compiled, "decode_layers")):
+        return None
+    D, F, q, kv = cfg.d_model, cfg.d_mlp, cfg.n_head * cfg.d_head, cfg.n_kv_head * cfg.d_head
+    shapes = {"q_proj": (q, D), "k_proj": (kv, D), "v_proj": (kv, D), "o_proj": (D, q),
+              "gate_proj": (F, D), "up_proj": (F, D), "down_proj": (D, F)}
+    rows, arrays = [], []
+    for i in range(cfg.n_layer):
+        layer, row = layer_weights(w, f"layers.{i}."), []
+        for name in PLANNED:
+            value = layer.get(name)
+            if name.endswith("norm.weight"):
+                parts = [value] if _is(value, np.float32, (D,)) else None
+            else:
+                parts = _blocks(value, shapes[name.split(".")[1]])
+            if parts is None:
+                return None
+            row += [0 if p is None else p.ctypes.data for p in parts]
+            arrays += [p for p in parts if p is not None]
+        rows.append(row)
+    return Plan(np.array(rows, np.int64), tuple(arrays))
+
+
+def _is(a, dtype, shape):  # -> True for a C-contiguous ndarray of that dtype and shape
+    return (isinstance(a, np.ndarray) and a.dtype == dtype and a.shape == shape
+            and a.flags.c_contiguous)
+
+
+def _blocks(value, shape):  # FileBlocks?, (rows, n) -> [quants, scales, offsets or None] | None
+    if not isinstance(value, FileBlocks) or value.shape != shape:
+        return None
+    rows, n = shape
+    four = value.offsets is not None
+    quants = (np.uint8, (rows, n // 2)) if four else (np.int8, (rows, n))
+    if not (_is(value.quants, *quants) and _is(value.scales, np.float32, (rows, n // 32))
+            and (not four or _is(value.offsets, np.float32, (rows, n // 32)))):
+        return None
+    return [value.quants, value.scales, value.offsets]
+
+
 def rms_norm(x, weight, eps):  # [1, d_model] float32 -> [1, d_model]: layers.rms_norm
     out = np.empty_like(x)
     kernels.compiled.rms_norm_row(x, weight, eps, out)
@@ -77,6 +140,26 @@ def step(w, cfg, ids, past):  # weights, ModelConfig, [1] int, {"keys", "values"
     out["hidden_states"][0] = x
     cos, sin = (a[0] for a in rotary_angles([start], d, cfg.rope_theta))  # [d_head] float64
     scale, threads = 1.0 / math.sqrt(d), threads_allowed()
+    planned = w.kept("decode plan", lambda w: plan(w, cfg)) if isinstance(w, Weights) else None
+    if planned is not None:  # the layer loop below, as one compiled call
+        sizes = np.array([L, D, H, K, d, cfg.d_mlp, key_memory.shape[2], S], np.int64)
+        x = x[0].copy()  # [d_model]: becomes the last layer's output
+        kernels.compiled.decode_layers(planned.addresses, sizes, x, cos, sin, key_memory,
+                                       value_memory, out["hidden_states"], out["attentions"],
+                                       out["queries"], out["head_outputs"], cfg.eps, scale,
+                                       threads)
+        x = x[None]
+    else:
+        x = layers(w, cfg, x, out, key_memory, value_memory, start, cos, sin, scale, threads)
+    out["hidden_states"][L] = rms_norm(x, w["norm.weight"], cfg.eps)
+    return out
+
+
+def layers(w, cfg, x, out, key_memory, value_memory, start, cos, sin, scale, threads):
+    # -> x [1, d_model] after the last layer: decode_layers' loop, written in Python, for
+    # the models plan() turns down (a bias, another activation, float32 matrices)
+    L, H, K, d = cfg.n_layer, cfg.n_head, cfg.n_kv_head, cfg.d_head
+    S = start + 1
     k, v = np.empty((1, K * d), np.float32), np.empty((1, K * d), np.float32)
     for i in range(L):
         layer = layer_weights(w, f"layers.{i}.")
@@ -102,5 +185,4 @@ def step(w, cfg, ids, past):  # weights, ModelConfig, [1] int, {"keys", "values"
             gate = ACTIVATION[cfg.activation](gate) * up
         x = x + product(layer["mlp.down_proj.weight"], gate, threads)
         out["hidden_states"][i + 1] = x
-    out["hidden_states"][L] = rms_norm(x, w["norm.weight"], cfg.eps)
-    return out
+    return x
