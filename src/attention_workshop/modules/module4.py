@@ -213,11 +213,16 @@ def log_scaling(log, model, text_run):
             f"{softmax(s / np.sqrt(d)).max(axis=-1).mean():.3f}")
 
 
-def widened(model):  # float32 Model -> the same Model in float64, without its blocks
+def widened(model, threads=1):  # float32 Model -> the same Model in float64, without its blocks
     """load_model(MODEL, dtype=np.float64) without reading the file again: a GGUF's numbers
-    are float32 as dequantized (gguf_checkpoint._numbers), so widening them is exact."""
-    return dataclasses.replace(model, blocks={}, weights={
-        name: w.astype(np.float64) for name, w in model.weights.items()})
+    are float32 as dequantized (gguf_checkpoint._numbers), so widening them is exact. The
+    tensors are widened on `threads` threads (numpy's cast runs without Python's lock)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    names = list(model.weights)
+    with ThreadPoolExecutor(max(1, threads), thread_name_prefix="widening") as pool:
+        wide = pool.map(lambda name: model.weights[name].astype(np.float64), names)
+        return dataclasses.replace(model, blocks={}, weights=dict(zip(names, wide, strict=True)))
 
 
 def run(log, earlier):
@@ -225,20 +230,22 @@ def run(log, earlier):
     from attention_workshop.real import load_model
     from attention_workshop.real.analysis.head_patterns import patterns as scored
     from attention_workshop.real.analysis.head_patterns import sequence_for
-    from attention_workshop.real.blas_threads import one_blas_thread
+    from attention_workshop.real.blas_threads import one_blas_thread, threads_allowed
     from attention_workshop.real.checked_generation import generated_aside
 
     log.expect_section(10)  # its first line heads [S10], wherever the modules before it end
     fast = load_model(MODEL)  # float32 with the file's 4- and 8-bit blocks: it drafts the writing
+    allowed = threads_allowed()
     with one_blas_thread():  # a core for the writing, one for the rest (checked_generation.py)
-        model = widened(fast)  # float64: identical digits everywhere
+        model = widened(fast, allowed)  # float64: identical digits everywhere
+        # the second thread: the writing, then [S15]'s text (its share of the float64 passes)
         writing = generated_aside(model, fast, [(PROMPT, NEW_TOKENS[0], False),
-                                                (QUESTION, NEW_TOKENS[1], True)])
+                                                (QUESTION, NEW_TOKENS[1], True)],
+                                  then=[lambda: model.run(TEXT)])
         runs = {sentence: model.run(sentence) for sentence in (SENT_RIVER, SENT_MONEY)}
         repeated = model.run(sequence_for(model)[0])  # one run of the repeated sequence serves
         patterns = scored(model, ("induction", "previous", "sink"), TOP, repeated)  # each kind
-        text_run = model.run(TEXT)
-        prompt, answer = writing.result()  # float64's own tokens, drafted in float32
+        prompt, answer, text_run = writing.result()  # float64's own tokens, drafted in float32
     log_model(log, model, runs)
     rotary = log_rotary(log, model, runs[SENT_RIVER])
     to_topic = log_bank(log, runs, patterns)

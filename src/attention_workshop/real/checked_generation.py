@@ -43,10 +43,12 @@ def draft(fast, prompt, tokens=32, chat=False):  # float32 Model -> Draft
     return Draft(prompt, tokens, chat, ids, generate(fast, prompt, tokens, chat, ids=ids).new_ids)
 
 
-def generated_aside(precise, fast, requests):
-    # float64 Model, float32 Model, [(prompt, tokens, chat)] -> Future of [decode.Generation]
-    """generate_checked for each request, on a second thread while the caller runs its own
-    float64 passes (numpy's products run without Python's lock: on two cores both go at
+def generated_aside(precise, fast, requests, then=()):
+    # float64 Model, float32 Model, [(prompt, tokens, chat)], [callable] -> Future of
+    # [decode.Generation, ..., then's results]
+    """generate_checked for each request, then each of `then` (more float64 passes the
+    caller hands over, to share the work out), on a second thread while the caller runs its
+    own float64 passes (numpy's products run without Python's lock: on two cores both go at
     once). The caller holds the BLAS at one thread around both (blas_threads.one_blas_thread),
     so no product ever sees a second BLAS thread, whatever the drafts' passes set and restore,
     and each product's digits are those of a run alone. Example: generated_aside(m64, m32,
@@ -54,7 +56,8 @@ def generated_aside(precise, fast, requests):
     from concurrent.futures import ThreadPoolExecutor
 
     pool = ThreadPoolExecutor(1, thread_name_prefix="checked generation")
-    future = pool.submit(lambda: [generate_checked(precise, fast, *r) for r in requests])
+    future = pool.submit(lambda: [generate_checked(precise, fast, *r) for r in requests]
+                         + [more() for more in then])
     pool.shutdown(wait=False)  # its thread ends once the generations are made
     return future
 
