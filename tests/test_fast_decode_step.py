@@ -144,7 +144,7 @@ def test_the_compiled_layer_loop_gives_the_python_loop_bits(smollm2, k, threads,
     monkeypatch.setattr(decode_step, "threads_allowed", lambda: threads)
     w, cfg = smollm2.fast_weights, smollm2.config
     planned = decode_step.plan(w, cfg)
-    assert planned is not None and planned.addresses.shape == (30, 23)
+    assert planned is not None and planned.addresses.shape == (30, 14)
     prompt = smollm2.run("The river bank was")
     runs = {}
     for side in ("compiled", "python"):

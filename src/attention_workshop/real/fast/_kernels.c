@@ -827,11 +827,13 @@ static void block_rows_shared(const block_job *job, int threads) {
    no return to Python between them: ~12 calls into numpy or this file per layer were
    ~1 ms of a token's ~9 (docs/benchmarks.md). The plan holds, for each layer, the
    addresses of its weights as fast/decode_step.py's plan() lists them (PLAN_FIELDS int64s):
-   the two norms' weights and, for the seven products, each matrix's quants, scales and
-   offsets (offsets 0: 8-bit blocks). The caller keeps those arrays alive and checked. */
-enum { PLAN_NORM1, PLAN_Q, PLAN_K = PLAN_Q + 3, PLAN_V = PLAN_K + 3, PLAN_O = PLAN_V + 3,
-       PLAN_NORM2 = PLAN_O + 3, PLAN_GATE, PLAN_UP = PLAN_GATE + 3, PLAN_DOWN = PLAN_UP + 3,
-       PLAN_FIELDS = PLAN_DOWN + 3 };
+   the two norms' weights and, for four products, each matrix's quants, scales and offsets
+   (offsets 0: 8-bit blocks). Q, K and V are one matrix there (their rows stacked), and so
+   are the gate and up: two products where the Python loop makes five, so the team's
+   threads are handed work 4 times a layer instead of 7 (each row is summed alone, so
+   stacking changes no bit). The caller keeps those arrays alive and checked. */
+enum { PLAN_NORM1, PLAN_QKV, PLAN_O = PLAN_QKV + 3, PLAN_NORM2 = PLAN_O + 3, PLAN_GATE_UP,
+       PLAN_DOWN = PLAN_GATE_UP + 3, PLAN_FIELDS = PLAN_DOWN + 3 };
 
 typedef struct {
     Py_ssize_t L, D, H, K, d, F, room, S;  /* S: tokens in the cache, this one included */
@@ -846,22 +848,24 @@ static void plan_product(const decode_sizes *z, const int64_t *m, const float *x
     block_rows_shared(&job, z->threads);
 }
 
+#define DECODE_WORK(D, H, K, d, F) (2 * (D) + ((H) + 2 * (K)) * (d) + 2 * (F))  /* floats */
+
 /* x [D]: the token's embedding in, the last layer's output out (before the final norm);
-   work: 2 D + 2 K d + 2 F floats; outputs as decode_step.py's dict holds them. */
+   work: DECODE_WORK floats; outputs as decode_step.py's dict holds them. */
 static void decode_layers_f32(const decode_sizes *z, const int64_t *plan, float *x,
                               const double *cos_, const double *sin_, float *key_memory,
                               float *value_memory, float *hidden, float *attentions,
                               float *queries, float *head_outputs, float *work) {
     Py_ssize_t D = z->D, H = z->H, K = z->K, d = z->d, F = z->F, S = z->S, room = z->room;
-    float *h = work, *y = h + D, *k = y + D, *v = k + K * d, *gate = v + K * d, *up = gate + F;
+    float *h = work, *y = h + D, *qkv = y + D, *gate = qkv + (H + 2 * K) * d, *up = gate + F;
+    float *k = qkv + H * d, *v = k + K * d;
     for (Py_ssize_t i = 0; i < z->L; i++) {
         const int64_t *f = plan + i * PLAN_FIELDS;
         float *q = queries + i * H * d, *zh = head_outputs + i * H * d;  /* [H, d] each */
         float *keys = key_memory + i * K * room * d, *values = value_memory + i * K * room * d;
         rms_norm_f32(x, (const float *)(intptr_t)f[PLAN_NORM1], z->eps, h, D);
-        plan_product(z, f + PLAN_Q, h, q, H * d, D);
-        plan_product(z, f + PLAN_K, h, k, K * d, D);
-        plan_product(z, f + PLAN_V, h, v, K * d, D);
+        plan_product(z, f + PLAN_QKV, h, qkv, (H + 2 * K) * d, D);  /* q | k | v */
+        memcpy(q, qkv, H * d * sizeof(float));
         rotary_f32(q, cos_, sin_, H, d);
         rotary_f32(k, cos_, sin_, K, d);
         for (Py_ssize_t kv = 0; kv < K; kv++) {  /* this token's row of each KV head */
@@ -872,8 +876,7 @@ static void decode_layers_f32(const decode_sizes *z, const int64_t *plan, float 
         plan_product(z, f + PLAN_O, zh, y, D, H * d);
         for (Py_ssize_t j = 0; j < D; j++) x[j] = x[j] + y[j];
         rms_norm_f32(x, (const float *)(intptr_t)f[PLAN_NORM2], z->eps, h, D);
-        plan_product(z, f + PLAN_GATE, h, gate, F, D);
-        plan_product(z, f + PLAN_UP, h, up, F, D);
+        plan_product(z, f + PLAN_GATE_UP, h, gate, 2 * F, D);  /* gate | up */
         silu_times_f32(gate, up, F);
         plan_product(z, f + PLAN_DOWN, gate, y, D, F);
         for (Py_ssize_t j = 0; j < D; j++) x[j] = x[j] + y[j];
@@ -1224,7 +1227,7 @@ static PyObject *decode_layers(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "decode_layers: the arrays do not match the sizes "
                                               "[L, D, H, K, d, F, room, S]");
         else {
-            float *work = PyMem_RawMalloc(sizeof(float) * (2 * D + 2 * K * d + 2 * F));
+            float *work = PyMem_RawMalloc(sizeof(float) * DECODE_WORK(D, H, K, d, F));
             if (work == NULL) PyErr_NoMemory();
             else {
                 Py_BEGIN_ALLOW_THREADS

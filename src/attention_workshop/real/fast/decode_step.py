@@ -10,9 +10,10 @@ of a group read their key/value head where it lies (no repeat); the attention we
 made in the output itself; the products read the file's blocks straight into their outputs
 (blocks.FileBlocks, one compiled call each). Where every layer's matrices are the file's
 blocks (a GGUF model: SmolLM2) and the activation is silu, the layer loop itself is one
-compiled call, _kernels.c's decode_layers: the same calls in the same order, so the same
-bits, without returning to Python ~12 times a layer (plan(): the weights' addresses, gathered
-once per model). The formulas are llama.py's own (rms_norm,
+compiled call, _kernels.c's decode_layers: the same sums in the same order, so the same
+bits, without returning to Python ~12 times a layer, and with Q, K and V (and the gate and
+up) read as one stacked matrix each (plan(): the weights' addresses, gathered once per
+model). The formulas are llama.py's own (rms_norm,
 rotate, silu(gate) * up, the causal softmax of fast/llama.py), as _kernels.c's loops: rotary
 gives layers.rotate's bits, and the norm's squares, the scores' and the products' sums are
 added in another order (float32's rounding; tests/test_fast_decode_step.py,
@@ -61,24 +62,27 @@ def linear(x, layer, name, bias, threads, out=None):  # as llama.linear, into `o
     return y
 
 
-# a layer's weights in decode_layers' order (_kernels.c's PLAN_ fields): norms one address,
-# products three (quants, scales, offsets; 0 for 8-bit blocks)
-PLANNED = ("input_layernorm.weight", "self_attn.q_proj.weight", "self_attn.k_proj.weight",
-           "self_attn.v_proj.weight", "self_attn.o_proj.weight",
-           "post_attention_layernorm.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight",
-           "mlp.down_proj.weight")
+# a layer's weights in decode_layers' order (_kernels.c's PLAN_ fields): the norms one
+# address each, the products three (quants, scales, offsets; 0 for 8-bit blocks), with Q, K
+# and V stacked into one matrix, and the gate and up into another
+PLANNED = ("input_layernorm.weight", ("self_attn.q_proj.weight", "self_attn.k_proj.weight",
+                                      "self_attn.v_proj.weight"),
+           "self_attn.o_proj.weight", "post_attention_layernorm.weight",
+           ("mlp.gate_proj.weight", "mlp.up_proj.weight"), "mlp.down_proj.weight")
 
 
 @dataclass(frozen=True)
 class Plan:
-    addresses: np.ndarray  # [n_layer, 23] int64: PLANNED's arrays where they lie in memory
-    arrays: tuple  # those arrays, held here so that the addresses stay theirs
+    addresses: np.ndarray  # [n_layer, 14] int64: PLANNED's arrays where they lie in memory
+    arrays: tuple  # those arrays (the stacked ones made here), held so the addresses stay theirs
 
 
 def plan(w, cfg):  # Weights, ModelConfig -> Plan, or None where decode_layers cannot run
     """Every layer's PLANNED tensors, checked (float32 norms of d_model, FileBlocks of the
-    shapes llama.forward multiplies, C-contiguous), as addresses for one compiled call.
-    None for a model with a bias, another activation, or a matrix kept only as float32."""
+    shapes llama.forward multiplies, C-contiguous, the stacked ones of one block type), as
+    addresses for one compiled call; the stacked matrices are copies made once (SmolLM2:
+    52 MB). None for a model with a bias, another activation, or a matrix kept only as
+    float32."""
     if (cfg.bias or cfg.out_bias or cfg.activation != "silu" or kernels.compiled is None
             or not hasattr(kernels.compiled, "decode_layers")):
         return None
@@ -89,17 +93,25 @@ def plan(w, cfg):  # Weights, ModelConfig -> Plan, or None where decode_layers c
     for i in range(cfg.n_layer):
         layer, row = layer_weights(w, f"layers.{i}."), []
         for name in PLANNED:
-            value = layer.get(name)
-            if name.endswith("norm.weight"):
-                parts = [value] if _is(value, np.float32, (D,)) else None
+            if isinstance(name, tuple):
+                parts = _stacked([_blocks(layer.get(n), shapes[n.split(".")[1]]) for n in name])
+            elif name.endswith("norm.weight"):
+                parts = [layer.get(name)] if _is(layer.get(name), np.float32, (D,)) else None
             else:
-                parts = _blocks(value, shapes[name.split(".")[1]])
+                parts = _blocks(layer.get(name), shapes[name.split(".")[1]])
             if parts is None:
                 return None
             row += [0 if p is None else p.ctypes.data for p in parts]
             arrays += [p for p in parts if p is not None]
         rows.append(row)
     return Plan(np.array(rows, np.int64), tuple(arrays))
+
+
+def _stacked(each):  # [[quants, scales, offsets or None] | None] -> their rows stacked, or None
+    if any(p is None for p in each) or len({p[2] is None for p in each}) > 1:
+        return None  # a matrix the plan cannot read, or 4- and 8-bit blocks mixed
+    return [None if each[0][j] is None else np.concatenate([p[j] for p in each])
+            for j in range(3)]
 
 
 def _is(a, dtype, shape):  # -> True for a C-contiguous ndarray of that dtype and shape
