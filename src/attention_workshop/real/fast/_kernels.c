@@ -660,7 +660,8 @@ static int team_size = 1, team_sleepers = 0;  /* threads in the team, the caller
 static int team_rest = 0, team_rest_next = REST_CALLS;  /* calls left to make alone, and
                                                             how many after the next failure */
 static block_job team_job;
-static _Atomic uint64_t team_ticket;  /* job number | chunk count | next chunk (see above) */
+static _Atomic uint64_t team_ticket;  /* job number | row count | next row (see above) */
+static atomic_int team_resting;  /* 1 while the caller runs alone: a worker sleeps at once */
 static atomic_int team_done;          /* rows of the current job computed */
 
 #define NEXT_OF(t) ((t) & 0xFFFFF)
@@ -714,7 +715,8 @@ static void *team_worker(void *unused) {
         clock_gettime(CLOCK_MONOTONIC, &t0);
         for (long spins = 1; !take_chunks(); spins++) {
             cpu_relax();
-            if (spins % 256 == 0 && since_ns(&t0) > SPIN_NS) {  /* no work for a while: sleep */
+            if (spins % 256 == 0 && (atomic_load_explicit(&team_resting, memory_order_relaxed) ||
+                                     since_ns(&t0) > SPIN_NS)) {  /* no work for a while: sleep */
                 uint64_t seen = atomic_load(&team_ticket);
                 pthread_mutex_lock(&sleep_lock);
                 team_sleepers++;
@@ -757,16 +759,27 @@ static void team_grow(int size) {  /* called holding team_lock; may stop short o
    can be slow for reasons that pass: a worker preempted for a moment). A window slower in
    all than the same calls alone would be (the other threads kept off their cores, or, with
    the kernel's autogroups, the whole program held to its share of a machine busier than its
-   cores) makes the next REST_CALLS calls run alone (timed: the estimate stays current),
-   then sharing is tried again; each failure in a row doubles the calls alone (up to
-   REST_MOST), a window that pays brings them back to REST_CALLS. A call that had to wake a
-   sleeping worker (~50-100 us on a virtual machine's idle core) is not counted. So a loaded
+   cores) makes the next REST_CALLS calls run alone, then sharing is tried again; and the
+   first PROBE_CALLS calls of every PROBE_EVERY run alone, so the estimate follows the
+   machine (the first call's, cold, was once kept for good, and every window passed
+   against it). While the caller runs alone the workers sleep, not spin: a spinning worker
+   takes the core another program would have used, pushing it onto the caller's, and a
+   loaded machine then made sharing look no slower than alone while both were slower; each failure in a row doubles the calls alone (up to
+   REST_MOST), a window that pays brings them back to REST_CALLS. The first two shared calls
+   after calls alone are not counted: they wake the workers that slept meanwhile (~50-100
+   us on a virtual machine's idle core). Any later call that has to wake one is: on a
+   loaded machine a worker kept off its core falls asleep between calls. So a loaded
    machine stays close to one thread's time, and one that quietens down gets its threads
    back within a few tokens. */
 static double alone_ns_per_weight[2];  /* [bits == 8], 0 until measured; under team_lock */
 static int team_measured = 1;  /* 0: every call of 2 CHUNK rows or more shared (for the tests) */
 static long team_shared_calls = 0;  /* calls whose rows were shared, since the module loaded */
 #define WINDOW 16  /* shared calls judged together */
+#define PROBE_EVERY 512  /* the first PROBE_CALLS calls of every PROBE_EVERY run alone, */
+#define PROBE_CALLS 16   /* the workers asleep: the estimate of alone follows the machine */
+static long team_calls = 0;
+static int team_waking = 0;  /* shared calls left unjudged: the workers, asleep while the
+                                caller ran alone, are being woken (~50-100 us each) */
 static double window_took_ns = 0.0, window_alone_ns = 0.0;  /* the window's calls: shared, */
 static int window_calls = 0;                                /* and alone as estimated */
 
@@ -777,14 +790,20 @@ static void block_rows_shared(const block_job *job, int threads) {
         double *alone = &alone_ns_per_weight[job->bits == 8];
         struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        if (team_measured && (team_rest > 0 || *alone == 0.0)) {
+        long phase = team_calls++ % PROBE_EVERY;
+        if (team_measured && (team_rest > 0 || *alone == 0.0 || phase < PROBE_CALLS)) {
+            atomic_store_explicit(&team_resting, 1, memory_order_relaxed);  /* workers: sleep */
+            team_waking = 2;
             team_rest -= team_rest > 0;
             job_rows(job, 0, job->rows);
             double took = (double)since_ns(&t0) / weights;
-            *alone = *alone == 0.0 ? took : 0.875 * *alone + 0.125 * took;
+            if (*alone == 0.0) *alone = took;
+            else if (phase >= 2)  /* a worker may still spin in a probe's first two calls */
+                *alone = 0.75 * *alone + 0.25 * took;
             pthread_mutex_unlock(&team_lock);
             return;
         }
+        atomic_store_explicit(&team_resting, 0, memory_order_relaxed);
         team_grow(threads);  /* the team only grows: a later call asking fewer uses them all */
         team_job = *job;
         atomic_store_explicit(&team_done, 0, memory_order_relaxed);
@@ -792,8 +811,7 @@ static void block_rows_shared(const block_job *job, int threads) {
         atomic_store_explicit(&team_ticket, ((number & 0xFFFFFF) << 40) | (rows << 20),
                               memory_order_release);
         pthread_mutex_lock(&sleep_lock);
-        int woke = team_sleepers > 0;  /* a sleeper takes ~50 us to wake: this call is not judged */
-        if (woke) pthread_cond_broadcast(&sleep_cond);
+        if (team_sleepers) pthread_cond_broadcast(&sleep_cond);
         pthread_mutex_unlock(&sleep_lock);
         take_chunks();
         for (long spins = 1; (uint64_t)atomic_load_explicit(&team_done, memory_order_acquire) < rows; spins++) {
@@ -801,7 +819,9 @@ static void block_rows_shared(const block_job *job, int threads) {
             if (spins % 1024 == 0) sched_yield();
         }
         team_shared_calls++;
-        if (team_measured && !woke) {
+        if (team_waking > 0) {
+            team_waking--;
+        } else if (team_measured) {
             window_took_ns += (double)since_ns(&t0);
             window_alone_ns += *alone * weights;
             if (++window_calls == WINDOW) {
