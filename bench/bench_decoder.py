@@ -56,9 +56,10 @@ def worker(side, threads):
     ids = {T: rng.integers(3, cfg.n_vocab, size=T).tolist() for T in LENGTHS}
     prompt = model.encode(PROMPT)
     if side == "one":  # ours with a new token's block products on one thread, as before
-        from attention_workshop.real.fast import blocks  # issue 32 (--one)
+        from attention_workshop.real.fast import blocks, decode_step  # issue 32 (--one)
 
-        blocks.threads = lambda: 1
+        blocks.threads = lambda: 1  # a prompt's few tokens
+        decode_step.threads_allowed = lambda: 1  # a generated token's step
     if side in ("ours", "one"):
         def forward(T):
             return model.run(ids[T]).logits
