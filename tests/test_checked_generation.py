@@ -73,3 +73,25 @@ def test_aside_on_a_second_thread_gives_the_same(models):
     same_generation(made, generate_checked(precise, fast, module4.PROMPT, 4))
     alone = precise.run(module4.TEXT)
     assert np.array_equal(here.attentions, alone.attentions)  # bit for bit: one BLAS thread
+
+
+def test_aside_drafts_before_the_float64_model_is_made_then_runs_then(models):
+    """precise may come later (a Future's result): the drafts are written meanwhile, the
+    checks wait for it, and `then`'s passes follow; a failure to make it ends the aside."""
+    from concurrent.futures import Future
+
+    precise, fast = models
+    later = Future()
+    with one_blas_thread():
+        aside = generated_aside(later.result, fast, [(module4.PROMPT, 3, False)],
+                                then=[lambda: later.result().run("the river bank")])
+        assert not aside.done()  # the drafts are written, then it waits for the model
+        later.set_result(precise)
+        made, river = aside.result()
+    same_generation(made, generate_checked(precise, fast, module4.PROMPT, 3))
+    assert np.array_equal(river.attentions, precise.run("the river bank").attentions)
+    failed = Future()
+    aside = generated_aside(failed.result, fast, [(module4.PROMPT, 2, False)])
+    failed.set_exception(MemoryError("no room for float64"))
+    with pytest.raises(MemoryError, match="no room"):
+        aside.result()

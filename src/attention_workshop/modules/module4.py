@@ -11,6 +11,7 @@ alone would not do for the rest: its weights differ from float64's by up to 2e-6
 """
 
 import dataclasses
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 import numpy as np
@@ -236,16 +237,23 @@ def run(log, earlier):
     log.expect_section(10)  # its first line heads [S10], wherever the modules before it end
     fast = load_model(MODEL)  # float32 with the file's 4- and 8-bit blocks: it drafts the writing
     allowed = threads_allowed()
+    wide = Future()  # the float64 model, made below while the drafts are written
     with one_blas_thread():  # a core for the writing, one for the rest (checked_generation.py)
-        model = widened(fast, allowed)  # float64: identical digits everywhere
-        # the second thread: the writing, then [S15]'s text (its share of the float64 passes)
-        writing = generated_aside(model, fast, [(PROMPT, NEW_TOKENS[0], False),
-                                                (QUESTION, NEW_TOKENS[1], True)],
-                                  then=[lambda: model.run(TEXT)])
-        runs = {sentence: model.run(sentence) for sentence in (SENT_RIVER, SENT_MONEY)}
+        # the second thread: the writing (drafted in float32 at once, checked in float64 once
+        # it is made), then [S15]'s text (its share of the float64 passes)
+        writing = generated_aside(wide.result, fast, [(PROMPT, NEW_TOKENS[0], False),
+                                                      (QUESTION, NEW_TOKENS[1], True)],
+                                  then=[lambda: wide.result().run(TEXT)])
+        try:
+            model = widened(fast, allowed)  # float64: identical digits everywhere
+        except BaseException as exc:
+            wide.set_exception(exc)  # the second thread stops too
+            raise
+        wide.set_result(model)
         repeated = model.run(sequence_for(model)[0])  # one run of the repeated sequence serves
         patterns = scored(model, ("induction", "previous", "sink"), TOP, repeated)  # each kind
-        prompt, answer, text_run = writing.result()  # float64's own tokens, drafted in float32
+        runs = {sentence: model.run(sentence) for sentence in (SENT_RIVER, SENT_MONEY)}
+        prompt, answer, text_run = writing.result()  # float64's own numbers
     log_model(log, model, runs)
     rotary = log_rotary(log, model, runs[SENT_RIVER])
     to_topic = log_bank(log, runs, patterns)
