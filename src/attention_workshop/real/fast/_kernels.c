@@ -380,63 +380,47 @@ AVX2 static void q4_tokens_avx2(const uint8_t *q, const float *scales, const flo
     }
 }
 
-/* The AVX-512 machines' version: each token's sums in the order of the one-token loops above
-   (two chains of 16 lanes per row, the same fused multiply-adds, the same final sum), so a
-   prompt's product gives the bits a generated token's gets. */
-AVX512 static void q4_tokens_avx512(const uint8_t *q, const float *scales, const float *mins,
-                                    const float *x, float *out, Py_ssize_t rows, Py_ssize_t n,
-                                    Py_ssize_t T, Py_ssize_t out_stride) {
-    Py_ssize_t nb = n / 32;
-    const __m128i low = _mm_set1_epi8(15);
-    for (Py_ssize_t r = 0; r < rows; r++) {
-        const uint8_t *qr = q + r * (n / 2);
-        Py_ssize_t ahead = AHEAD_OF(r, rows);
-        for (Py_ssize_t t0 = 0; t0 < T; t0 += TOKEN_GROUP) {
-            Py_ssize_t g = T - t0 < TOKEN_GROUP ? T - t0 : TOKEN_GROUP;
-            __m512 lo[TOKEN_GROUP], hi[TOKEN_GROUP];
-            for (int t = 0; t < TOKEN_GROUP; t++) lo[t] = hi[t] = _mm512_setzero_ps();
-            for (Py_ssize_t b = 0; b < nb; b++) {
-                if (t0 == 0 && (b & 3) == 0) prefetch_row(q, n / 2, ahead, b * 16);
-                if (t0 == 0 && (b & 15) == 0) {
-                    prefetch_row(scales, nb * 4, ahead, b * 4);
-                    prefetch_row(mins, nb * 4, ahead, b * 4);
-                }
-                __m128i v = _mm_loadu_si128((const __m128i *)(qr + b * 16));
-                __m512 d = _mm512_set1_ps(scales[r * nb + b]), m = _mm512_set1_ps(mins[r * nb + b]);
-                __m512 wl = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(v, low))), m);
-                __m512 wh = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
-                    _mm_and_si128(_mm_srli_epi16(v, 4), low))), m);
-                for (Py_ssize_t t = 0; t < g; t++) {
-                    const float *xb = x + (t0 + t) * n + b * 32;
-                    lo[t] = _mm512_fmadd_ps(wl, _mm512_loadu_ps(xb), lo[t]);
-                    hi[t] = _mm512_fmadd_ps(wh, _mm512_loadu_ps(xb + 16), hi[t]);
-                }
-            }
-            for (Py_ssize_t t = 0; t < g; t++)
-                out[(t0 + t) * out_stride + r] = _mm512_reduce_add_ps(_mm512_add_ps(lo[t], hi[t]));
-        }
+/* One block's 32 weights as gguf makes them: low (first 16) and high (next 16) halves. */
+AVX512 static inline void block_weights(int bits, const void *q, float d, float m, __m512 *wl,
+                                        __m512 *wh) {
+    __m512 dv = _mm512_set1_ps(d);
+    if (bits == 4) {  /* 16 bytes: the low halves of the bytes, then the high halves */
+        const __m128i low = _mm_set1_epi8(15), v = _mm_loadu_si128((const __m128i *)q);
+        __m512 mv = _mm512_set1_ps(m);
+        *wl = _mm512_fmadd_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(v, low))), mv);
+        *wh = _mm512_fmadd_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
+            _mm_and_si128(_mm_srli_epi16(v, 4), low))), mv);
+    } else {  /* 32 signed bytes */
+        *wl = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+            _mm_loadu_si128((const __m128i *)q))));
+        *wh = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+            _mm_loadu_si128((const __m128i *)((const int8_t *)q + 16)))));
     }
 }
 
-AVX512 static void q8_tokens_avx512(const int8_t *q, const float *scales, const float *x, float *out,
-                                    Py_ssize_t rows, Py_ssize_t n, Py_ssize_t T, Py_ssize_t out_stride) {
-    Py_ssize_t nb = n / 32;
+/* The AVX-512 machines' version, 4- or 8-bit blocks: each token's sums in the order of the
+   one-token loops above (two chains of 16 lanes per row, the same fused multiply-adds, the
+   same final sum), so a prompt's product gives the bits a generated token's gets. */
+AVX512 static void tokens_avx512(int bits, const void *q, const float *scales, const float *mins,
+                                 const float *x, float *out, Py_ssize_t rows, Py_ssize_t n,
+                                 Py_ssize_t T, Py_ssize_t out_stride) {
+    Py_ssize_t nb = n / 32, block_bytes = 4 * bits, row_bytes = nb * block_bytes;
     for (Py_ssize_t r = 0; r < rows; r++) {
-        const int8_t *qr = q + r * n;
+        const uint8_t *qr = (const uint8_t *)q + r * row_bytes;
         Py_ssize_t ahead = AHEAD_OF(r, rows);
         for (Py_ssize_t t0 = 0; t0 < T; t0 += TOKEN_GROUP) {
             Py_ssize_t g = T - t0 < TOKEN_GROUP ? T - t0 : TOKEN_GROUP;
-            __m512 lo[TOKEN_GROUP], hi[TOKEN_GROUP];
+            __m512 lo[TOKEN_GROUP], hi[TOKEN_GROUP], wl, wh;
             for (int t = 0; t < TOKEN_GROUP; t++) lo[t] = hi[t] = _mm512_setzero_ps();
             for (Py_ssize_t b = 0; b < nb; b++) {
-                if (t0 == 0 && (b & 1) == 0) prefetch_row(q, n, ahead, b * 32);
-                if (t0 == 0 && (b & 15) == 0) prefetch_row(scales, nb * 4, ahead, b * 4);
-                __m512 d = _mm512_set1_ps(scales[r * nb + b]);
-                __m512 wl = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
-                    _mm_loadu_si128((const __m128i *)(qr + b * 32)))));
-                __m512 wh = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
-                    _mm_loadu_si128((const __m128i *)(qr + b * 32 + 16)))));
-                for (Py_ssize_t t = 0; t < g; t++) {
+                if (t0 == 0 && (b * block_bytes) % 64 == 0) prefetch_row(q, row_bytes, ahead, b * block_bytes);
+                if (t0 == 0 && (b & 15) == 0) {
+                    prefetch_row(scales, nb * 4, ahead, b * 4);
+                    if (mins) prefetch_row(mins, nb * 4, ahead, b * 4);
+                }
+                block_weights(bits, qr + b * block_bytes, scales[r * nb + b],
+                              mins ? mins[r * nb + b] : 0.0f, &wl, &wh);
+                for (Py_ssize_t t = 0; t < g; t++) {  /* token t0 + t's block of x */
                     const float *xb = x + (t0 + t) * n + b * 32;
                     lo[t] = _mm512_fmadd_ps(wl, _mm512_loadu_ps(xb), lo[t]);
                     hi[t] = _mm512_fmadd_ps(wh, _mm512_loadu_ps(xb + 16), hi[t]);
@@ -512,8 +496,7 @@ static void block_rows_tokens(int version, int bits, const void *q, const float 
                               Py_ssize_t n, Py_ssize_t T, Py_ssize_t out_stride) {
 #ifdef BLOCK_SIMD
     if (version == WITH_AVX512) {
-        if (bits == 4) q4_tokens_avx512(q, scales, mins, x, out, rows, n, T, out_stride);
-        else q8_tokens_avx512(q, scales, x, out, rows, n, T, out_stride);
+        tokens_avx512(bits, q, scales, bits == 4 ? mins : NULL, x, out, rows, n, T, out_stride);
         return;
     }
     if (version == WITH_AVX2) {
