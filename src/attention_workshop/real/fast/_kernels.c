@@ -624,8 +624,11 @@ VECTOR_WIDTHS static void attend_cached_f32(const float *q, const float *keys, c
 #define TEAM_MAX 64
 #define SPIN_NS 200000L
 #define CHUNK 16  /* rows, at least: 16 x 576 Q4_1 weights is ~0.6-1 us of work */
-#define REST_CALLS 64      /* calls made alone after a shared one took longer than alone would, */
-#define REST_MOST 16384    /* doubled each time the next try fails too, up to ~80 tokens' */
+#define REST_CALLS 64      /* calls made alone after a window of shared ones took longer than */
+#define REST_MOST 1024     /* alone would, doubled at each failure in a row up to ~8 tokens'
+                              (16384 before: 78 passes of a 16-token prompt, 211 products each,
+                              alone after a moment's load, such as another program's spinning
+                              threads; the probes keep the estimate current meanwhile) */
 
 typedef struct {
     int version, bits;
