@@ -1,5 +1,6 @@
 """Fixtures shared by several test files: the explorer page's browser (tests/browser.py has the
-helpers) and transformers' MiniLM as the reference for `real`."""
+helpers), transformers' MiniLM as the reference for `real`, and the modules computed once for
+the tests that only read them (tests/shared_run.py)."""
 
 import contextlib
 import io
@@ -78,3 +79,17 @@ def smollm2_tokenizer():  # transformers' tokenizer of the same GGUF: the refere
     from smollm2_reference import reference_tokenizer
 
     return reference_tokenizer()
+
+
+@pytest.fixture(scope="session")
+def shared_modules():  # Modules 0-6 computed once, as `run` computes them (tests/shared_run.py)
+    from shared_run import Shared
+
+    return Shared.compute()
+
+
+@pytest.fixture
+def replayed_modules(shared_modules):  # the test's quiz, run, check-lesson and compute calls
+    """replay shared_modules' work instead of computing every module again (shared_run.py)."""
+    with shared_modules.replaying():
+        yield shared_modules

