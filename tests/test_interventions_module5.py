@@ -38,9 +38,10 @@ def module5_lines():  # -> (Module 5's Result, its lines: [S16]'s header first, 
 
 
 @pytest.fixture(scope="module")
-def logged():
+def logged(shared_modules):  # module5_lines(), from the modules computed once (shared_run.py)
     smollm2_path()
-    return module5_lines()
+    return (shared_modules.results[module5.Result], shared_modules.lines_of(module5),
+            shared_modules.results[module4.Result].model)
 
 
 def section(lines, number):  # -> the lines of [S<number>], its header first

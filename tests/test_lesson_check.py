@@ -260,12 +260,13 @@ def test_any_block_inside_range_passes_and_any_edit_fails(case, data):
 
 
 @pytest.fixture(scope="module")
-def real_log(tmp_path_factory):
+def real_log(tmp_path_factory, shared_modules):
     """The log `run` writes for Modules 0-2 (lines 1-80), which the seed lessons cite: the
     lines after them (Module 6 runs without a model too) are left out, so line 81 is past
     the end."""
     out = tmp_path_factory.mktemp("run")
-    assert cli.main(["run", "--no-figures", "--no-real", "--out", str(out)]) == 0
+    with shared_modules.replaying():
+        assert cli.main(["run", "--no-figures", "--no-real", "--out", str(out)]) == 0
     log = out / "results.log"
     lines = log.read_text().splitlines(keepends=True)
     assert lines[80].startswith("[S")  # a later module's first section follows line 80
@@ -328,7 +329,7 @@ def test_command_fails_naming_the_citation(tmp_path, capsys, real_log, old, new,
     assert out[-1] == "1 passed, 1 failed"
 
 
-def test_default_log_is_written_when_missing(tmp_path, capsys, monkeypatch):
+def test_default_log_is_written_when_missing(tmp_path, capsys, monkeypatch, replayed_modules):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "lesson.txt").write_text(REAL_LESSON)
     code, out, _ = check(capsys, "lesson.txt")
@@ -353,7 +354,7 @@ def test_seed_lessons_pass(capsys, real_log):
     assert out[-1] == f"{passed} passed, 0 failed"
 
 
-def test_docs_pass(tmp_path, capsys):
+def test_docs_pass(tmp_path, capsys, replayed_modules):
     """docs/modules.md cites Modules 0-4 (3 and 4 by section), so it is checked against a full
     run (with MiniLM and SmolLM2)."""
     assert cli.main(["run", "--no-figures", "--out", str(tmp_path)]) == 0

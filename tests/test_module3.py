@@ -17,13 +17,14 @@ transformers = pytest.importorskip("transformers")
 
 
 @pytest.fixture(scope="module")
-def lines():
+def lines(shared_modules):
     try:
         catalog.minilm_folder()
     except WorkshopError:
         pytest.skip("MiniLM's weights are not installed")
     log = Log()
-    compute(log, real=True)
+    with shared_modules.replaying():  # the modules computed once (tests/shared_run.py)
+        compute(log, real=True)
     return log.lines
 
 

@@ -96,7 +96,8 @@ def module7(monkeypatch):
     monkeypatch.setattr(figures, "FILES", (*figures.FILES, "tiny"))
 
 
-def test_run_writes_its_log_lines_and_draws_its_figure(module7, tmp_path, capsys):
+def test_run_writes_its_log_lines_and_draws_its_figure(module7, tmp_path, capsys,
+                                                       replayed_modules):
     out = tmp_path / "out"
     assert cli.main(["run", "--no-real", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
@@ -107,7 +108,7 @@ def test_run_writes_its_log_lines_and_draws_its_figure(module7, tmp_path, capsys
     assert f"wrote {out / 'scaling.png'}" in printed  # the others are still drawn
 
 
-def test_its_quiz_and_the_help_list_it(module7, capsys):
+def test_its_quiz_and_the_help_list_it(module7, capsys, replayed_modules):
     assert cli.main(["quiz", "--reveal"]) == 0
     out = capsys.readouterr().out
     assert f"{TITLE}: 1 questions" in out

@@ -126,7 +126,7 @@ def test_module2_runs_top_to_bottom_without_ipywidgets():
                    for o in c.outputs)
 
 
-def test_notebooks_cite_the_log(tmp_path, capsys):
+def test_notebooks_cite_the_log(tmp_path, capsys, replayed_modules):
     """Each notebook quotes its module's lines of a full run's log, and all of them pass."""
     assert cli.main(["run", "--no-figures", "--out", str(tmp_path)]) == 0
     capsys.readouterr()

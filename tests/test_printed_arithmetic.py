@@ -62,7 +62,7 @@ def explore_texts(capsys, tmp_path):
             yield f"explore {sentence!r} --word bank {switches}", capsys.readouterr().out
 
 
-def test_every_printed_calculation_holds(capsys, tmp_path):
+def test_every_printed_calculation_holds(capsys, tmp_path, replayed_modules):
     log = Log()
     compute(log, real=HAS_MINILM)
     texts = [("results.log", log.text()), *quiz_texts(capsys), *explore_texts(capsys, tmp_path)]

@@ -137,7 +137,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_bad_quiz_input_is_one_line_and_exit_2(case, tmp_path, capsys):
+def test_bad_quiz_input_is_one_line_and_exit_2(case, tmp_path, capsys, replayed_modules):
     argv, needle = CASES[case]
     assert cli.main(argv(tmp_path)) == 2
     out, err = capsys.readouterr()
