@@ -3,17 +3,17 @@ writing figure each new token's attention row of the head it names."""
 
 import numpy as np
 import pytest
+from shared_run import alone
 from smollm2_reference import smollm2_path
 
 from attention_workshop.figures import decoder
 from attention_workshop.modules import module4
-from attention_workshop.report import Log
 
 
 @pytest.fixture(scope="module")
 def m4():
     smollm2_path()
-    return module4.run(Log(), {})
+    return alone(module4)[0]  # module4.run(Log(), {}), once a session (shared_run.py)
 
 
 def numbers(ax):  # the numbers written on a heatmap's cells, in reading order

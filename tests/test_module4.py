@@ -9,12 +9,12 @@ the greedy continuations from transformers' own greedy loop (interventions_refer
 import numpy as np
 import pytest
 from interventions_reference import greedy
+from shared_run import alone
 from smollm2_reference import smollm2_path
 from test_smollm2 import reference_run
 
 from attention_workshop.modules import module4
 from attention_workshop.real.analysis.head_patterns import pattern_scores
-from attention_workshop.report import Log
 
 torch = pytest.importorskip("torch")
 
@@ -22,8 +22,8 @@ torch = pytest.importorskip("torch")
 @pytest.fixture(scope="module")
 def module_run():  # (its Result, its log lines: [S10]'s header first)
     smollm2_path()
-    log = Log()
-    return module4.run(log, {}), log.lines  # it pins its first line by section: no padding
+    result, log = alone(module4)  # module4.run(Log(), {}), once a session (shared_run.py)
+    return result, log.lines  # it pins its first line by section: no padding
 
 
 def test_sizes_and_cache_worked_by_hand(module_run):

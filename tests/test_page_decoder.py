@@ -8,19 +8,19 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from browser import axe_violations, cells, doc_screenshots, open_page, shown, shown_matrix
+from shared_run import alone
 from smollm2_reference import smollm2_path
 from test_page_learner_path import in_view
 
 from attention_workshop.figures.explorer import FIGURES
 from attention_workshop.modules import module2, module3, module4
 from attention_workshop.modules.module2 import scaling_experiment
-from attention_workshop.report import Log
 
 
 @pytest.fixture(scope="module")
-def m4():  # Module 4's Result, run once (~6 s: SmolLM2 in float64)
+def m4():  # Module 4's Result, run once a session (~6 s: SmolLM2 in float64; shared_run.py)
     smollm2_path()
-    return module4.run(Log(), {})
+    return alone(module4)[0]
 
 
 def page_from_run(folder, m4_result):  # explorer.html as `run` draws it (FIGURES), no Module 3

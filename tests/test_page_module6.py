@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from browser import axe_violations, cells, doc_screenshots, open_page
+from shared_run import alone
 from test_page_learner_path import in_view
 from training_reference import torch_forward
 
@@ -23,17 +24,14 @@ from attention_workshop.figures.explorer import FIGURES
 from attention_workshop.modules import module2, module6
 from attention_workshop.modules.module2 import scaling_experiment
 from attention_workshop.real.analysis.head_patterns import pattern_scores, repeated_ids
-from attention_workshop.report import Log
 from attention_workshop.training import induction, wiring
 
 torch = pytest.importorskip("torch")
 
 
 @pytest.fixture(scope="module")
-def m6():  # (Module 6's Result, its log lines), run once (~4 s)
-    log = Log()
-    result = module6.run(log, {})
-    return result, log
+def m6():  # (Module 6's Result, its log), run once a session (~4 s; shared_run.py)
+    return alone(module6)
 
 
 def page_from_run(folder, m6_result):  # explorer.html as `run` draws it (FIGURES), no Module 3

@@ -3,17 +3,17 @@ titles, cells and curves checked against the Result, recomputed apart where they
 
 import numpy as np
 import pytest
+from shared_run import alone
 
 from attention_workshop.attention import W_K_WIRED, W_Q_WIRED
 from attention_workshop.embeddings import SENT_RIVER
 from attention_workshop.figures import training
 from attention_workshop.modules import module6
-from attention_workshop.report import Log
 
 
 @pytest.fixture(scope="module")
 def drawn():
-    result = module6.run(Log(), {})
+    result, _ = alone(module6)  # module6.run(Log(), {}), once a session (shared_run.py)
     figures = {}
     original = training.save
     try:
