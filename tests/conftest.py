@@ -93,3 +93,28 @@ def replayed_modules(shared_modules):  # the test's quiz, run, check-lesson and 
     """replay shared_modules' work instead of computing every module again (shared_run.py)."""
     with shared_modules.replaying():
         yield shared_modules
+
+
+@pytest.fixture(scope="session")
+def threaded_run_log(tmp_path_factory):  # (threads, nth=1) -> results.log's bytes
+    """of the nth `run --no-figures` (MiniLM and SmolLM2 too) in a process of its own with
+    OMP_, OPENBLAS_ and MKL_NUM_THREADS set to `threads`: each asked-for run done once a session,
+    for the tests that compare the log across runs and thread counts."""
+    import os
+    import subprocess
+    import sys
+
+    logs = {}
+
+    def run_log(threads, nth=1):
+        if (threads, nth) not in logs:
+            out = tmp_path_factory.mktemp(f"run-{threads}-threads-{nth}")
+            env = dict(os.environ, OMP_NUM_THREADS=str(threads),
+                       OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+            subprocess.run([sys.executable, "-m", "attention_workshop", "run", "--no-figures",
+                            "--out", str(out)], check=True, env=env, capture_output=True,
+                           timeout=600)
+            logs[threads, nth] = (out / "results.log").read_bytes()
+        return logs[threads, nth]
+
+    return run_log

@@ -5,9 +5,6 @@ the lessons), keyed by the line number the lessons cite. It is the independent
 reference: none of it was copied from our own run.
 """
 
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -107,15 +104,7 @@ def test_sections_are_headed_at_column_0_and_content_is_indented(lines):
         assert line.startswith("[S") or line.startswith("  ")
 
 
-def _run_log(tmp_path, threads):
-    out = tmp_path / f"t{threads}"
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads),
-               MKL_NUM_THREADS=str(threads))
-    subprocess.run([sys.executable, "-m", "attention_workshop", "run", "--no-figures",
-                    "--out", str(out)], check=True, env=env, capture_output=True)
-    return (out / "results.log").read_bytes()
-
-
-def test_log_is_byte_identical_across_runs_and_thread_counts(tmp_path):
-    one, two, again = _run_log(tmp_path, 1), _run_log(tmp_path, 2), _run_log(tmp_path, 2)
+def test_log_is_byte_identical_across_runs_and_thread_counts(threaded_run_log):
+    # the first two runs are those test_module3.py compares too (conftest.py, once a session)
+    one, two, again = threaded_run_log(1), threaded_run_log(2), threaded_run_log(2, nth=2)
     assert one == two == again

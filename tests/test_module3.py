@@ -1,8 +1,5 @@
 """Module 3's log lines ([S6]-[S9]) against numbers recomputed with transformers' BertModel."""
 
-import os
-import subprocess
-
 import numpy as np
 import pytest
 
@@ -118,14 +115,8 @@ def test_scaling_on_real_queries_and_keys(lines, reference):
         assert f"unscaled = {top(s):.3f}, scaled = {top(s / np.sqrt(32)):.3f}" in line
 
 
-def test_identical_with_one_and_two_threads(tmp_path):
-    texts = []
-    for threads in ("1", "2"):
-        env = dict(os.environ, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads)
-        out = tmp_path / threads
-        subprocess.run(["attention-workshop", "run", "--no-figures", "--out", str(out)],
-                       check=True, env=env, capture_output=True, timeout=120)
-        texts.append((out / "results.log").read_bytes())
+def test_identical_with_one_and_two_threads(threaded_run_log):
+    texts = [threaded_run_log(1), threaded_run_log(2)]  # once a session (conftest.py)
     assert texts[0] == texts[1]
     assert 6 in section_spans(texts[0].decode().splitlines())  # Module 3 ran: [S6] is there
 
