@@ -282,11 +282,11 @@ def test_the_docs_spread_row_is_transformers_scores_over_five_sequences(smollm2,
 
     row = next(line for line in DOC_LINES if line.startswith("| smollm2 (5 sequences) |"))
     cells = row.strip(" |").split(" | ")[1:]
+    sequences = [hp.sequence_for(smollm2, seed=seed)[0] for seed in range(hp.SEEDS)]
+    runs = [torch_run(smollm2_model, ids)[0] for ids in sequences]  # once each, for every kind
     for kind, cell in zip(hp.KINDS, cells, strict=True):
-        per_seed = []
-        for seed in range(hp.SEEDS):
-            ids, _ = hp.sequence_for(smollm2, seed=seed)
-            per_seed.append(reference_scores(torch_run(smollm2_model, ids)[0], ids, kind, 0))
+        per_seed = [reference_scores(attentions, ids, kind, 0)
+                    for attentions, ids in zip(runs, sequences, strict=True)]
         stack = np.stack(per_seed)  # [5, 30, 9]
         mean = stack.mean(axis=0)
         order = np.argsort(-mean, axis=None, kind="stable")[:cell.count("±")]
