@@ -98,23 +98,28 @@ def replayed_modules(shared_modules):  # the test's quiz, run, check-lesson and 
 @pytest.fixture(scope="session")
 def threaded_run_log(tmp_path_factory):  # (threads, nth=1) -> results.log's bytes
     """of the nth `run --no-figures` (MiniLM and SmolLM2 too) in a process of its own with
-    OMP_, OPENBLAS_ and MKL_NUM_THREADS set to `threads`: each asked-for run done once a session,
-    for the tests that compare the log across runs and thread counts."""
+    OMP_, OPENBLAS_ and MKL_NUM_THREADS set to `threads`: each asked-for run done once a test
+    run, for the tests that compare the log across runs and thread counts. Under pytest-xdist
+    the workers share the runs: the first to ask runs it (a lock on the folder), the others
+    read its log."""
+    import fcntl
     import os
     import subprocess
     import sys
 
-    logs = {}
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the workers'
 
     def run_log(threads, nth=1):
-        if (threads, nth) not in logs:
-            out = tmp_path_factory.mktemp(f"run-{threads}-threads-{nth}")
-            env = dict(os.environ, OMP_NUM_THREADS=str(threads),
-                       OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
-            subprocess.run([sys.executable, "-m", "attention_workshop", "run", "--no-figures",
-                            "--out", str(out)], check=True, env=env, capture_output=True,
-                           timeout=600)
-            logs[threads, nth] = (out / "results.log").read_bytes()
-        return logs[threads, nth]
+        out = shared / f"run-{threads}-threads-{nth}"
+        with open(shared / f"run-{threads}-threads-{nth}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (out / "results.log").is_file():
+                env = dict(os.environ, OMP_NUM_THREADS=str(threads),
+                           OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+                subprocess.run([sys.executable, "-m", "attention_workshop", "run",
+                                "--no-figures", "--out", str(out)], check=True, env=env,
+                               capture_output=True, timeout=600)
+            return (out / "results.log").read_bytes()
 
     return run_log
