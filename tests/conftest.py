@@ -4,10 +4,24 @@ the tests that only read them (tests/shared_run.py)."""
 
 import contextlib
 import io
+import os
 import signal
 
 import pytest
 from browser import launch
+
+
+def pytest_configure(config):
+    """Under pytest-xdist (scripts/test.sh runs -n 2: a worker a core) torch, the tests'
+    reference, computes on one thread: two workers at two threads each made four threads on
+    two cores, and torch's threads waited for one another (its references ran about twice as
+    long). numpy's BLAS, which the workshop's own code sets itself, keeps its threads."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        with contextlib.suppress(ImportError):
+            import torch
+
+            torch.set_num_threads(1)
+
 
 # Ctrl-C as at a terminal. A test run that a script starts in the background (CI) inherits
 # SIGINT ignored, and Python keeps an ignored SIGINT ignored: the interrupt tests (in-process
