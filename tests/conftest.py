@@ -117,7 +117,6 @@ def threaded_run_log(tmp_path_factory):  # (threads, nth=1) -> results.log's byt
     the workers share the runs: the first to ask runs it (a lock on the folder), the others
     read its log."""
     import fcntl
-    import os
     import subprocess
     import sys
 

@@ -18,14 +18,18 @@ holding the same lines and section starts, the same earlier Results, the very ob
 same order) writes that module's lines into `log` and returns its Result without running it.
 Any other call (a module a test inserted or patched, another start) runs the module. Held:
 the chain `run` computes (Modules 0-6) and the one `run --no-real` computes (0-2, 6). Every
-test is handed the same Result objects (and `alone`'s the same Log): a test must not change
-them.
+test is handed the same Result objects, so their arrays are made read-only: code that writes
+into one fails there instead of changing what later tests read. `alone`'s Result and Log are
+shared as the files' module fixtures shared them before, between tests that do not change
+them (their arrays stay writable: torch.from_numpy warns on a read-only one).
 """
 
 import contextlib
+import dataclasses
 import functools
 from dataclasses import dataclass
 
+import numpy as np
 import pytest
 
 from attention_workshop import modules as registry
@@ -77,6 +81,8 @@ class Shared:
                     break
             if real:
                 shared.results, shared.lines = results, list(log.lines)
+        for step in shared.steps:
+            read_only(step.result)
         return shared
 
     def _step(self, module, log, results):
@@ -119,3 +125,23 @@ class Shared:
 def alone(module):  # -> (module.run(Log(), {}), that Log): a module on its own, run once
     log = Log()
     return module.run(log, {}), log
+
+
+def read_only(value, seen=None):  # every numpy array in a Result's fields made read-only
+    """Follows dataclass fields, lists, tuples and dicts; other objects (a model) are left
+    as they are."""
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return
+    seen.add(id(value))
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in dataclasses.fields(value):
+            read_only(getattr(value, field.name), seen)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            read_only(item, seen)
+    elif isinstance(value, dict):
+        for item in value.values():
+            read_only(item, seen)
