@@ -745,17 +745,18 @@ static void team_grow(int size) {  /* called holding team_lock; may stop short o
    can be slow for reasons that pass: a worker preempted for a moment). A window slower in
    all than the same calls alone would be (the other threads kept off their cores, or, with
    the kernel's autogroups, the whole program held to its share of a machine busier than its
-   cores) makes the next REST_CALLS calls run alone, then sharing is tried again; and the
-   first PROBE_CALLS calls of every PROBE_EVERY run alone, so the estimate follows the
-   machine (the first call's, cold, was once kept for good, and every window passed
-   against it). While the caller runs alone the workers sleep, not spin: a spinning worker
-   takes the core another program would have used, pushing it onto the caller's, and a
-   loaded machine then made sharing look no slower than alone while both were slower; each failure in a row doubles the calls alone (up to
-   REST_MOST), a window that pays brings them back to REST_CALLS. The first two shared calls
-   after calls alone are not counted: they wake the workers that slept meanwhile (~50-100
-   us on a virtual machine's idle core). Any later call that has to wake one is: on a
-   loaded machine a worker kept off its core falls asleep between calls. So a loaded
-   machine stays close to one thread's time, and one that quietens down gets its threads
+   cores) makes the next REST_CALLS calls run alone, then sharing is tried again; each
+   failure in a row doubles the calls alone (up to REST_MOST), a window that pays brings
+   them back to REST_CALLS. The first PROBE_CALLS calls of every PROBE_EVERY run alone too,
+   so the estimate follows the machine (the first call's, cold, was once kept for good, and
+   every window passed against it). While the caller runs alone the workers sleep, not
+   spin: a spinning worker takes the core another program would have used, pushing it onto
+   the caller's, and a loaded machine then made sharing look no slower than alone while
+   both were slower. The first two shared calls after calls alone are not counted: they
+   wake the workers that slept meanwhile (~50-100 us on a virtual machine's idle core). Any
+   later call that has to wake one is: on a loaded machine a worker kept off its core falls
+   asleep between calls. So a loaded machine stays close to one thread's time, and one that
+   quietens down gets its threads
    back within a few tokens. */
 static double alone_ns_per_weight[2];  /* [bits == 8], 0 until measured; under team_lock */
 static int team_measured = 1;  /* 0: every call of 2 CHUNK rows or more shared (for the tests) */
@@ -829,7 +830,7 @@ static void block_rows_shared(const block_job *job, int threads) {
 
 /* --- A generated token through every layer, in one call (fast/decode_step.py) ---
 
-   decode_step.py's layer loop, the same calls in the same order (so the same bits), with
+   decode_step.py's layer loop, the same sums in the same order (so the same bits), with
    no return to Python between them: ~12 calls into numpy or this file per layer were
    ~1 ms of a token's ~9 (docs/benchmarks.md). The plan holds, for each layer, the
    addresses of its weights as fast/decode_step.py's plan() lists them (PLAN_FIELDS int64s):
