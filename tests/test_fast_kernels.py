@@ -131,6 +131,20 @@ def test_the_causal_softmax_gives_the_masked_softmax_bits(k, T, S, monkeypatch):
                                          monkeypatch=monkeypatch), masked, rtol=0, atol=1e-6)
 
 
+@pytest.mark.parametrize(("first", "last", "S"), [(0, 64, 200), (64, 128, 200), (130, 131, 131)])
+def test_a_block_of_rows_gets_the_same_bits_as_in_the_whole(k, first, last, S, monkeypatch):
+    # fast/llama.py's row blocks: rows first..last of T = S prompt tokens, seen = first
+    s = np.random.default_rng(first).normal(size=(2, S, S)).astype(np.float32) * 30
+    whole = causal_softmax_in_place(s.copy(), 0.125)
+    block = np.ascontiguousarray(s[:, first:last])
+    np.testing.assert_array_equal(causal_softmax_in_place(block, 0.125, seen=first),
+                                  whole[:, first:last])
+    block = np.ascontiguousarray(s[:, first:last])
+    np.testing.assert_allclose(numpy_way(lambda b: causal_softmax_in_place(b, 0.125, first),
+                                         block, monkeypatch=monkeypatch),
+                               whole[:, first:last], rtol=0, atol=1e-6)
+
+
 def test_wrong_arrays_are_refused(k):
     with pytest.raises(TypeError, match="float32"):
         k.gelu(np.zeros(4))  # float64

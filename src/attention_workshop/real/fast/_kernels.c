@@ -122,16 +122,17 @@ VECTOR_WIDTHS static void softmax_rows_f32(float *s, Py_ssize_t rows, Py_ssize_t
 }
 
 /* A decoder's causal softmax: s is [heads, T, S] scores of T new tokens against S keys (the
-   last T of them the new tokens'); row t keeps its first S - T + t + 1 scores (every key up to
-   its own) and the rest become 0, which they would be as exp(-inf) after a mask: each kept
+   last T of them the new tokens'); row t keeps its first seen + t + 1 scores (every key up to
+   its own; seen = S - T, or fewer where the rows are a block of a longer prompt's: fast/
+   llama.py's row blocks) and the rest become 0, which they would be as exp(-inf) after a mask: each kept
    score lands in the same lane as in softmax_rows, so the weights are the same bits, without
    the mask's pass and with half the exponentials at S = T. */
 VECTOR_WIDTHS static void causal_softmax_f32(float *s, Py_ssize_t heads, Py_ssize_t T,
-                                             Py_ssize_t S, float scale) {
+                                             Py_ssize_t S, float scale, Py_ssize_t seen) {
     for (Py_ssize_t h = 0; h < heads; h++)
         for (Py_ssize_t t = 0; t < T; t++) {
             float *row = s + (h * T + t) * S;
-            Py_ssize_t keep = S - T + t + 1;
+            Py_ssize_t keep = seen + t + 1;
             softmax_rows_f32(row, 1, keep, scale);
             for (Py_ssize_t i = keep; i < S; i++) row[i] = 0.0f;
         }
@@ -584,7 +585,7 @@ VECTOR_WIDTHS static void attend_cached_f32(const float *q, const float *keys, c
                 wg[g * S + s] = total;
             }
         }
-        causal_softmax_f32(wg, G, 1, S, scale);
+        causal_softmax_f32(wg, G, 1, S, scale, S - 1);
         for (Py_ssize_t i = 0; i < G * d; i++) zg[i] = 0.0f;
         for (Py_ssize_t s = 0; s < S; s++)
             for (Py_ssize_t g = 0; g < G; g++) {
@@ -957,18 +958,19 @@ static PyObject *softmax_rows(PyObject *self, PyObject *args) {
 
 static PyObject *causal_softmax(PyObject *self, PyObject *args) {
     PyObject *s;
-    Py_ssize_t T, S;
+    Py_ssize_t T, S, seen = PY_SSIZE_T_MIN;
     float scale = 1.0f;
     Py_buffer b;
-    if (!PyArg_ParseTuple(args, "Onn|f", &s, &T, &S, &scale)) return NULL;
+    if (!PyArg_ParseTuple(args, "Onn|fn", &s, &T, &S, &scale, &seen)) return NULL;
+    if (seen == PY_SSIZE_T_MIN) seen = S - T;  /* the rows are the last T of S positions */
     if (!(scale > 0.0f)) return PyErr_Format(PyExc_ValueError, "the scale must be above 0");
     if (float32_buffer(s, &b, 1, "the scores") < 0) return NULL;
-    if (T < 1 || S < T || (b.len / 4) % (T * S) != 0) {
+    if (T < 1 || seen < 0 || seen + T > S || (b.len / 4) % (T * S) != 0) {
         PyBuffer_Release(&b);
         return PyErr_Format(PyExc_ValueError, "the scores must be [heads, %zd, %zd]", T, S);
     }
     Py_BEGIN_ALLOW_THREADS
-    causal_softmax_f32((float *)b.buf, b.len / 4 / (T * S), T, S, scale);
+    causal_softmax_f32((float *)b.buf, b.len / 4 / (T * S), T, S, scale, seen);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&b);
     Py_RETURN_NONE;
@@ -1259,8 +1261,8 @@ static PyMethodDef methods[] = {
     {"softmax_rows", softmax_rows, METH_VARARGS,
      "softmax_rows(s, n, scale=1): each row of n of s becomes softmax(scale row), in place."},
     {"causal_softmax", causal_softmax, METH_VARARGS,
-     "causal_softmax(s, T, S, scale=1): s [heads, T, S]; row t of each head becomes the softmax\n"
-     "of scale times its first S - T + t + 1 scores, the rest 0, in place."},
+     "causal_softmax(s, T, S, scale=1, seen=S - T): s [heads, T, S]; row t of each head becomes\n"
+     "the softmax of scale times its first seen + t + 1 scores, the rest 0, in place."},
     {"layer_norm_columns", layer_norm_columns, METH_VARARGS,
      "layer_norm_columns(x, out, weight, bias, eps, T): each column of x [d, T] normed into out;\n"
      "True if a column's sum of squares overflowed."},

@@ -26,7 +26,7 @@ import contextvars
 import numpy as np
 
 from attention_workshop.real.blas_threads import threads_allowed
-from attention_workshop.real.fast import kernels
+from attention_workshop.real.fast import gemm, kernels
 
 BLOCK = 32  # numbers per block, along a row
 # GGUF's block layouts: bytes per block; a block starts with its float16 scale (and offset)
@@ -97,7 +97,7 @@ class Transposed:
         w = self.blocks
         if (x.ndim != 2 or not 1 <= len(x) < TOKENS_FROM_BLAS or x.dtype != np.float32
                 or kernels.compiled is None):
-            return x @ w.array.T  # a longer prompt, or no compiled kernel: the BLAS
+            return gemm.times_transposed(x, w.array)  # a longer prompt, or no compiled kernel
         out = np.empty((len(x), w.shape[0]), np.float32)
         if len(x) == 1:
             kernels.compiled.blocks_times_vector(w.quants, w.scales, w.offsets,

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from attention_workshop.real.fast import kernels
+from attention_workshop.real.fast import gemm, kernels
 from attention_workshop.real.fast.float32 import _AS_A, _AS_P
 from attention_workshop.real.layers import ACTIVATION, silu
 
@@ -51,8 +51,7 @@ def linear_rows(w, x, b, out, rows, add=None):
     Example: w = [[1, 0], [1, 1], [0, 2]], x = [[1], [2]] (one token), b = [0, 0, 1],
     rows = all -> out = [[1], [3], [5]].
     """
-    o = out[rows]
-    np.matmul(w[rows], x, out=o)
+    o = gemm.into(w[rows], x, out[rows])
     o += b[rows, None]
     if add is not None:
         o += add[rows]
@@ -104,7 +103,7 @@ def linear_cols(w, x, cols, out, b=None, add=None):
     Example: w = [[1, 2]], x = [[3], [4]]: cols 0..1 -> [[3]], cols 1..2 -> [[8]], and
     3 + 8 = 11 = W x.
     """
-    np.matmul(w[:, cols], x[cols], out=out)
+    gemm.into(w[:, cols], x[cols], out)
     if b is not None:
         out += b[:, None]
     if add is not None:
@@ -258,20 +257,24 @@ def softmax_rows_in_place(s, scale=1.0):  # [..., n] float32 scores, float > 0 -
     return s
 
 
-def causal_softmax_in_place(s, scale=1.0):  # [H, T, S] float32 scores, float > 0 -> s
-    """A decoder's attention weights from its scores, in place: row t of each head (new token
-    t, at position S - T + t) is the softmax of scale times its first S - T + t + 1 scores,
-    and 0 on the later keys it may not see: what masking them to -inf and softmax_rows_in_place
-    give, the same bits (the compiled loop skips the mask's pass and the masked exponentials).
+def causal_softmax_in_place(s, scale=1.0, seen=None):
+    # [H, T, S] float32 scores, float > 0, int or None -> s
+    """A decoder's attention weights from its scores, in place: row t of each head is the
+    softmax of scale times its first seen + t + 1 scores (seen: the keys before the first
+    row's own; default S - T, the new tokens being the last T of S), and 0 on the later keys
+    it may not see: what masking them to -inf and softmax_rows_in_place give, the same bits
+    (the compiled loop skips the mask's pass and the masked exponentials).
 
-    Example: [[[0, 5], [0, ln 3]]] (T = S = 2) -> [[[1, 0], [0.25, 0.75]]].
+    Example: [[[0, 5], [0, ln 3]]] (T = S = 2) -> [[[1, 0], [0.25, 0.75]]]; the second row
+    alone, [[[0, ln 3]]], with seen=1 -> [[[0.25, 0.75]]].
     """
     H, T, S = s.shape
+    seen = S - T if seen is None else seen
     k = compiled_for(s)
     if k is not None:
-        k.causal_softmax(s, T, S, scale)
+        k.causal_softmax(s, T, S, scale, seen)
         return s
-    np.copyto(s, -np.inf, where=~np.tri(T, S, S - T, dtype=bool))  # broadcast over heads
+    np.copyto(s, -np.inf, where=~np.tri(T, S, seen, dtype=bool))  # broadcast over heads
     return softmax_rows_in_place(s, scale)
 
 

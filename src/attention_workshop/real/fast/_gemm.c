@@ -1,0 +1,320 @@
+/* W x for a prompt's tokens: a float32 matrix product written for the shapes a layer has.
+
+   out = x W^T (x [T, n] token by token, out [T, rows]: llama.py's `x @ W.T`) or
+   out = W x (x [n, T] and out [rows, T] feature by feature: loop.py's layout), W [rows, n]
+   as torch stores it. numpy's OpenBLAS ran these shapes (T = 128 or 512 tokens; n = 384 to
+   1,536) at 100-125 GFLOP/s on one core of an AVX-512 Xeon against 146 for the library
+   transformers runs on (docs/benchmarks.md); this loop reaches more on the same shapes.
+
+   How: 32 tokens make two 16-float registers; 12 rows of W are read along n, each number
+   broadcast and multiplied into the 32 tokens: 24 registers of sums, 24 fused multiply-adds
+   for every 14 loads. x is first copied as [n][32] for each group of 32 tokens (zeros past
+   the last token), so a step of n reads 128 contiguous bytes of it; W is read in place, its
+   12 rows in step. The sums run over n in blocks of at most KC numbers (x's copied block
+   then stays in the core's L2 cache); a later block adds to what the earlier wrote.
+
+   The sum over n runs in order, one chain per output number: the same bits whatever the
+   rows or tokens a call is given (so threads sharing a product's rows give the same bits
+   as one thread), but not OpenBLAS's bits. AVX-512 only (an x86-64-v4 CPU); elsewhere
+   available() is False and the caller uses numpy's product. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MR 32  /* tokens a tile (two registers of 16 floats) */
+#define NR 12  /* rows of W a tile */
+#define KC 768 /* the most numbers of n a block */
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define HAS_X86 1
+#define AVX512 __attribute__((target("avx512f,avx2,fma")))
+
+/* sums[j][t] = sum over k < kc of w_j[k] xp[k][t], for NR rows w_j = w + j ldw and the 32
+   tokens of xp ([kc][32]); sums written whole (the caller adds them where they go). The
+   next rows' numbers (`next`, row stride ldn: the next tile's W) are asked for meanwhile, a
+   cache line of each row per 16 steps of k: W comes from memory once per product, and the
+   hardware's prefetcher, following 12 rows at once, left the loop waiting for it. */
+AVX512 static void tile(const float *w, Py_ssize_t ldw, const float *xp, Py_ssize_t kc,
+                        const float *next, Py_ssize_t ldn, float *sums) {
+    __m512 c[NR][2];
+    for (int j = 0; j < NR; j++) c[j][0] = c[j][1] = _mm512_setzero_ps();
+    const float *r0 = w, *r1 = w + ldw, *r2 = w + 2 * ldw, *r3 = w + 3 * ldw;
+    const float *r4 = r0 + 4 * ldw, *r5 = r1 + 4 * ldw, *r6 = r2 + 4 * ldw, *r7 = r3 + 4 * ldw;
+    const float *r8 = r4 + 4 * ldw, *r9 = r5 + 4 * ldw, *r10 = r6 + 4 * ldw, *r11 = r7 + 4 * ldw;
+    for (Py_ssize_t k16 = 0; k16 < kc; k16 += 16) {
+        for (int j = 0; j < NR; j++) _mm_prefetch((const char *)(next + j * ldn + k16), _MM_HINT_T1);
+        Py_ssize_t end = k16 + 16 < kc ? k16 + 16 : kc;
+        for (Py_ssize_t k = k16; k < end; k++) {
+            __m512 x0 = _mm512_loadu_ps(xp + k * MR), x1 = _mm512_loadu_ps(xp + k * MR + 16);
+#define ROW(j, r)                                                   \
+            {                                                       \
+                __m512 b = _mm512_set1_ps(r[k]);                    \
+                c[j][0] = _mm512_fmadd_ps(b, x0, c[j][0]);          \
+                c[j][1] = _mm512_fmadd_ps(b, x1, c[j][1]);          \
+            }
+            ROW(0, r0) ROW(1, r1) ROW(2, r2) ROW(3, r3) ROW(4, r4) ROW(5, r5)
+            ROW(6, r6) ROW(7, r7) ROW(8, r8) ROW(9, r9) ROW(10, r10) ROW(11, r11)
+#undef ROW
+        }
+    }
+    for (int j = 0; j < NR; j++) {
+        _mm512_storeu_ps(sums + j * MR, c[j][0]);
+        _mm512_storeu_ps(sums + j * MR + 16, c[j][1]);
+    }
+}
+
+/* b = a^T for a [rows, cols] (row strides lda, ldb): 16 x 16 squares turned in registers
+   (4 rounds of shuffles), the edges one number at a time. The copy of x that the tiles
+   read and the sums' way into a tokens-first out are both this; one number at a time they
+   took a sixth of the product's time (docs/benchmarks.md). */
+AVX512 static void square(const float *a, Py_ssize_t lda, float *b, Py_ssize_t ldb) {
+    __m512 r[16], t[16];
+    for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(a + i * lda);
+    for (int i = 0; i < 8; i++) {  /* per 128-bit lane: [a0 b0 a1 b1], [a2 b2 a3 b3] */
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) {  /* lane L of r[4i + j]: column 4L + j of rows 4i..4i+3 */
+        r[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+        r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xee);
+        r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xee);
+    }
+    for (int j = 0; j < 4; j++) {  /* lanes 0, 2 and 1, 3 of rows' groups 0, 1 and 2, 3 */
+        t[j] = _mm512_shuffle_f32x4(r[j], r[4 + j], 0x88);
+        t[4 + j] = _mm512_shuffle_f32x4(r[j], r[4 + j], 0xdd);
+        t[8 + j] = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0x88);
+        t[12 + j] = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0xdd);
+    }
+    for (int j = 0; j < 4; j++) {  /* column c: lane c / 4 of the four groups */
+        r[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
+        r[8 + j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xdd);
+        r[4 + j] = _mm512_shuffle_f32x4(t[4 + j], t[12 + j], 0x88);
+        r[12 + j] = _mm512_shuffle_f32x4(t[4 + j], t[12 + j], 0xdd);
+    }
+    for (int i = 0; i < 16; i++) _mm512_storeu_ps(b + i * ldb, r[i]);
+}
+
+/* The same turn for a tile's sums (rows of a, 16 of its 32 tokens) into a tokens-first out:
+   output row i (a token, i < tokens) gets its first numbers (mask: the tile's rows) written,
+   or added to what is there. Writing them straight from registers, 16 stores a square,
+   costs a fraction of what a [rows, T] copy turned afterwards did. */
+AVX512 static void square_into(const float *a, Py_ssize_t lda, float *b, Py_ssize_t ldb,
+                               __mmask16 mask, int tokens, int add) {
+    float turned[16 * 16];
+    square(a, lda, turned, 16);
+    for (int i = 0; i < tokens; i++) {
+        __m512 v = _mm512_loadu_ps(turned + 16 * i);
+        if (add) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, b + i * ldb));
+        _mm512_mask_storeu_ps(b + i * ldb, mask, v);
+    }
+}
+
+static void transpose(const float *a, Py_ssize_t lda, float *b, Py_ssize_t ldb, Py_ssize_t rows,
+                      Py_ssize_t cols) {
+    for (Py_ssize_t r0 = 0; r0 < rows; r0 += 16)
+        for (Py_ssize_t c0 = 0; c0 < cols; c0 += 16) {
+            if (r0 + 16 <= rows && c0 + 16 <= cols) {
+                square(a + r0 * lda + c0, lda, b + c0 * ldb + r0, ldb);
+                continue;
+            }
+            Py_ssize_t r1 = r0 + 16 < rows ? r0 + 16 : rows, c1 = c0 + 16 < cols ? c0 + 16 : cols;
+            for (Py_ssize_t c = c0; c < c1; c++)
+                for (Py_ssize_t r = r0; r < r1; r++) b[c * ldb + r] = a[r * lda + c];
+        }
+}
+
+/* The 32 tokens from t0 of x's numbers k0..k0 + kc as xp [kc][32], zeros past T. x token by
+   token ([T, n], row stride ldx) or feature by feature ([n, T]). */
+static void pack(const float *x, Py_ssize_t ldx, int tokens_first, Py_ssize_t T, Py_ssize_t t0,
+                 Py_ssize_t k0, Py_ssize_t kc, float *xp) {
+    Py_ssize_t m = T - t0 < MR ? T - t0 : MR;
+    if (m < MR) memset(xp, 0, sizeof(float) * MR * kc);
+    if (tokens_first) {
+        transpose(x + t0 * ldx + k0, ldx, xp, MR, m, kc);
+    } else {
+        for (Py_ssize_t k = 0; k < kc; k++)
+            memcpy(xp + k * MR, x + (k0 + k) * ldx + t0, sizeof(float) * m);
+    }
+}
+
+/* A tile's sums (rows j < nr, tokens t < m) into out, written (first block) or added. */
+static void put(const float *sums, float *out, Py_ssize_t ldo, int tokens_first, Py_ssize_t t0,
+                Py_ssize_t r0, int nr, Py_ssize_t m, int add) {
+    if (tokens_first) {  /* sums has 16 rows (those past nr not stored) */
+        for (int half = 0; half * 16 < m; half++)
+            square_into(sums + 16 * half, MR, out + (t0 + 16 * half) * ldo + r0, ldo,
+                        (__mmask16)((1u << nr) - 1), m - 16 * half < 16 ? (int)(m - 16 * half) : 16,
+                        add);
+        return;
+    }
+    for (int j = 0; j < nr; j++) {
+        const float *s = sums + j * MR;
+        float *o = out + (r0 + j) * ldo + t0;
+        if (add) for (Py_ssize_t t = 0; t < m; t++) o[t] += s[t];
+        else memcpy(o, s, sizeof(float) * m);
+    }
+}
+
+typedef struct {
+    const float *w, *x;
+    float *out;
+    Py_ssize_t rows, n, T, ldw, ldx, ldo;
+    int x_tokens_first, out_tokens_first;
+} product;
+
+/* The whole product. x is copied once as [blocks of n][tiles][kc][32] into xp; the rows go
+   RC at a time: each tile's sums over every block of n, then (out tokens first) the RC rows'
+   [RC, T] turned into out's columns, 384 contiguous bytes a token. */
+#ifndef RC
+#define RC 96
+#endif
+#ifndef GROUP
+#define GROUP 4
+#endif
+// /* tiles (128 tokens) whose copy of x the chunk's rows take in turn */
+static void multiply(const product *p, float *xp) {
+    Py_ssize_t tiles = (p->T + MR - 1) / MR, blocks = (p->n + KC - 1) / KC;
+    Py_ssize_t kb = (p->n + blocks - 1) / blocks;  /* equal blocks: 576 is one, 1536 two */
+    float sums[16 * MR] = {0.0f}, wtail[NR * KC];  /* 16 rows: square_into reads 16 */
+    for (Py_ssize_t k0 = 0; k0 < p->n; k0 += kb) {
+        Py_ssize_t kc = p->n - k0 < kb ? p->n - k0 : kb;
+        for (Py_ssize_t i = 0; i < tiles; i++)
+            pack(p->x, p->ldx, p->x_tokens_first, p->T, i * MR, k0, kc,
+                 xp + (k0 * tiles + i * kc) * MR);
+    }
+    for (Py_ssize_t c = 0; c < p->rows; c += RC) {
+        Py_ssize_t rc = p->rows - c < RC ? p->rows - c : RC;
+        float *out = p->out_tokens_first ? p->out + c : p->out + c * p->ldo;
+        for (Py_ssize_t k0 = 0; k0 < p->n; k0 += kb) {
+        Py_ssize_t kc = p->n - k0 < kb ? p->n - k0 : kb;
+        for (Py_ssize_t g = 0; g < tiles; g += GROUP) {  /* GROUP tiles' x stays in L2 */
+            Py_ssize_t g_end = g + GROUP < tiles ? g + GROUP : tiles;
+            for (Py_ssize_t r = 0; r < rc; r += NR) {
+                int nr = rc - r < NR ? (int)(rc - r) : NR;
+                const float *w = p->w + (c + r) * p->ldw + k0;
+                Py_ssize_t ldw = p->ldw;
+                if (nr < NR) {  /* the last rows, copied beside zero rows */
+                    memset(wtail, 0, sizeof wtail);
+                    for (int j = 0; j < nr; j++)
+                        memcpy(wtail + j * KC, w + j * p->ldw, sizeof(float) * kc);
+                    w = wtail;
+                    ldw = KC;
+                }
+                /* the rows the next tile reads (prefetched as this one runs): the next NR of
+                   the chunk, else its first NR's next block of n, else the next chunk's */
+                const float *next = r + NR < rc ? w + NR * ldw
+                                    : k0 + kc < p->n ? p->w + c * p->ldw + k0 + kc
+                                    : c + RC < p->rows ? p->w + (c + RC) * p->ldw : w;
+                Py_ssize_t ldn = r + NR < rc || next == w ? ldw : p->ldw;
+                for (Py_ssize_t i = g; i < g_end; i++) {
+                    Py_ssize_t m = p->T - i * MR < MR ? p->T - i * MR : MR;
+                    tile(w, ldw, xp + (k0 * tiles + i * kc) * MR, kc, next, ldn, sums);
+                    put(sums, out, p->ldo, p->out_tokens_first, i * MR, r, nr, m, k0 > 0);
+                }
+            }
+        }
+        }
+    }
+}
+
+/* Room that stays with the thread between calls (grown when a call needs more). */
+static __thread float *room[1];
+static __thread size_t room_size[1];
+static float *scratch(int which, size_t floats) {
+    if (room_size[which] < floats) {
+        free(room[which]);
+        room[which] = malloc(sizeof(float) * floats);
+        room_size[which] = room[which] ? floats : 0;
+    }
+    return room[which];
+}
+
+static int cpu_ok(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+}
+#else
+static int cpu_ok(void) { return 0; }
+#endif
+
+/* A 2-D float32 buffer whose rows are contiguous (any row stride). */
+static int matrix(PyObject *o, Py_buffer *b, int writable, const char *what) {
+    if (PyObject_GetBuffer(o, b, PyBUF_STRIDED_RO | (writable ? PyBUF_WRITABLE : 0) | PyBUF_FORMAT))
+        return -1;
+    if (b->ndim != 2 || b->itemsize != 4 || !b->format || strcmp(b->format, "f") != 0
+        || b->strides[1] != 4 || b->strides[0] % 4 != 0 || b->strides[0] < 0) {
+        PyErr_Format(PyExc_ValueError, "%s: a 2-D float32 array with contiguous rows", what);
+        PyBuffer_Release(b);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *weights_times(PyObject *self, PyObject *args) {
+    PyObject *wo, *xo, *oo;
+    int x_tokens_first, out_tokens_first;
+    if (!PyArg_ParseTuple(args, "OOOpp", &wo, &xo, &oo, &x_tokens_first, &out_tokens_first))
+        return NULL;
+    if (!cpu_ok()) {
+        PyErr_SetString(PyExc_RuntimeError, "weights_times needs AVX-512 (available() is False)");
+        return NULL;
+    }
+#ifdef HAS_X86
+    Py_buffer w, x, out;
+    if (matrix(wo, &w, 0, "W")) return NULL;
+    if (matrix(xo, &x, 0, "x")) { PyBuffer_Release(&w); return NULL; }
+    if (matrix(oo, &out, 1, "out")) { PyBuffer_Release(&w); PyBuffer_Release(&x); return NULL; }
+    product p = {w.buf, x.buf, out.buf, w.shape[0], w.shape[1], 0, w.strides[0] / 4,
+                 x.strides[0] / 4, out.strides[0] / 4, x_tokens_first, out_tokens_first};
+    p.T = x_tokens_first ? x.shape[0] : x.shape[1];
+    Py_ssize_t xn = x_tokens_first ? x.shape[1] : x.shape[0];
+    Py_ssize_t orows = out_tokens_first ? out.shape[1] : out.shape[0];
+    Py_ssize_t oT = out_tokens_first ? out.shape[0] : out.shape[1];
+    PyObject *result = NULL;
+    if (xn != p.n || orows != p.rows || oT != p.T) {
+        PyErr_SetString(PyExc_ValueError, "weights_times: W, x and out's shapes do not match");
+    } else if (p.T > 0 && p.rows > 0) {
+        Py_ssize_t tiles = (p.T + MR - 1) / MR;
+        float *xp = scratch(0, (size_t)tiles * MR * p.n);
+        if (!xp) {
+            PyErr_NoMemory();
+        } else {
+            Py_BEGIN_ALLOW_THREADS
+            multiply(&p, xp);
+            Py_END_ALLOW_THREADS
+            result = Py_NewRef(Py_None);
+        }
+    } else {
+        result = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&w);
+    PyBuffer_Release(&x);
+    PyBuffer_Release(&out);
+    return result;
+#else
+    return NULL;
+#endif
+}
+
+static PyObject *available(PyObject *self, PyObject *unused) {
+    return PyBool_FromLong(cpu_ok());
+}
+
+static PyMethodDef methods[] = {
+    {"weights_times", weights_times, METH_VARARGS,
+     "weights_times(w, x, out, x_tokens_first, out_tokens_first): out = W x, W [rows, n]; x\n"
+     "[T, n] (tokens first) or [n, T]; out [T, rows] (tokens first) or [rows, T]."},
+    {"available", available, METH_NOARGS, "available(): True where this CPU runs the loop."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_gemm", "W x for a prompt's tokens, float32 (AVX-512).", -1,
+    methods,
+};
+
+PyMODINIT_FUNC PyInit__gemm(void) { return PyModule_Create(&module); }

@@ -1,0 +1,102 @@
+"""A prompt's products with a layer's weights: _gemm.c's loop where the CPU runs it, else numpy's.
+
+On an AVX-512 CPU _gemm.c's float32 loop multiplies W [rows, n] by many tokens faster than
+numpy's OpenBLAS on a layer's shapes (docs/benchmarks.md); elsewhere (AVX2 only, no C
+compiler at install) numpy's product runs. Either way the math is W x. The loop sums each
+output number over n in one order, so a token's numbers do not depend on how many tokens
+or threads share the product; OpenBLAS's last bits do.
+
+Two layouts, as the two kinds of accelerator hold activations:
+- `times_transposed(x, w)`: x [T, n] @ W.T -> [T, rows] (llama.py's `x @ W.T`);
+- `into(w, x, out)`: out [rows, T] = W x for x [n, T] (loop.py's feature-major layers).
+
+times_transposed shares W's rows over the team set with `shared_by` (fast/llama.py's forward
+sets its own), each thread multiplying its own rows; with none set, a product of FROM_FLOPS
+or more gets a team of its own for the threads the user allows (the output head after a
+forward). `into` runs on the thread that calls it.
+
+Example: times_transposed(np.ones((2, 3), np.float32), np.eye(3, dtype=np.float32)) ->
+[[1, 1, 1], [1, 1, 1]].
+"""
+
+import contextlib
+import contextvars
+
+import numpy as np
+
+from attention_workshop.real.blas_threads import threads_allowed
+
+try:
+    from attention_workshop.real.fast import _gemm as compiled
+except ImportError:  # built without a C compiler
+    compiled = None
+if compiled is not None and not compiled.available():  # not an AVX-512 CPU
+    compiled = None
+
+# A product this big (2 T rows n multiply-adds) shares its rows even with no team set
+FROM_FLOPS = 50_000_000
+# From this many tokens on, numpy's OpenBLAS is as fast or faster on a forward's shapes
+# (SmolLM2, 512 tokens, one thread: 104-117 GFLOP/s against OpenBLAS's 131 in the same pass;
+# 128 tokens: 115-129 against 102; docs/benchmarks.md): the loop runs below it
+TOKENS_BELOW = 256
+_team = contextvars.ContextVar("the team sharing a product's rows", default=None)
+
+
+@contextlib.contextmanager
+def shared_by(team):  # a fast/team.Team -> a context: products inside share rows over it
+    token = _team.set(team)
+    try:
+        yield
+    finally:
+        _team.reset(token)
+
+
+def runs(w, x, T):  # [rows, n], x, its tokens -> whether _gemm.c's loop takes this product
+    """Under TOKENS_BELOW tokens, float32 both, 2-D, rows contiguous (a GPT-2 Conv1D's W.T
+    view is not: numpy's)."""
+    return (compiled is not None and T < TOKENS_BELOW and w.dtype == np.float32
+            and x.dtype == np.float32
+            and w.ndim == 2 and x.ndim == 2 and w.strides[1] == 4 and x.strides[1] == 4
+            and w.strides[0] >= 0 and x.strides[0] >= 0)
+
+
+def times_transposed(x, w):  # [T, n], [rows, n] -> [T, rows] = x @ w.T
+    if runs(w, x, len(x)):
+        out = np.empty((len(x), len(w)), np.float32)
+        _rows_shared(len(w), 2 * len(x) * w.size,
+                     lambda r: compiled.weights_times(w[r], x, out[:, r], True, True))
+        return out
+    team = _team.get()
+    if compiled is None or team is None or team.n == 1 or x.dtype != w.dtype or x.ndim != 2:
+        return x @ w.T  # the BLAS on the threads the user allows
+    # a long prompt in a team that holds the BLAS at one thread: each its own rows
+    out = np.empty((len(x), len(w)), np.result_type(x, w))
+    team.run(_stage(len(w), lambda r: np.matmul(x, w[r].T, out=out[:, r])))
+    return out
+
+
+def into(w, x, out):  # [rows, n], [n, T], out [rows, T] -> out = W x, on this thread
+    """(loop.py's stages already give each thread its own rows or inputs.)"""
+    if not (runs(w, x, x.shape[1]) and out.dtype == np.float32 and out.strides[1] == 4):
+        return np.matmul(w, x, out=out)
+    compiled.weights_times(w, x, out, False, False)
+    return out
+
+
+def _rows_shared(rows, flops, fn):  # fn(slice of rows) computes those rows
+    from attention_workshop.real.fast.team import Team
+
+    team = _team.get()
+    if team is not None:
+        team.run(_stage(rows, fn))
+    elif flops >= FROM_FLOPS and threads_allowed() > 1:
+        with Team(threads_allowed(), hold_blas=False) as own:
+            own.run(_stage(rows, fn))
+    else:
+        fn(slice(0, rows))
+
+
+def _stage(rows, fn):
+    from attention_workshop.real.fast.loop import Stage  # loop.py imports ops, ops this
+
+    return Stage(rows, fn)
