@@ -127,12 +127,40 @@ def test_the_loops_refuse_wrong_sizes(k):
         k.attend_cached(q, cache, cache, 3, 5, 0.125, w, z)  # 5 keys, room for 4
     with pytest.raises(ValueError, match="attend_cached"):
         k.attend_cached(q, cache, cache, 2, 4, 0.125, w[:, :4].copy(), z)  # 9 heads over 2
-    with pytest.raises(ValueError, match="same size"):
+    with pytest.raises(ValueError, match="rows of the weight's size"):
         k.rms_norm_row(q[0], q[0, :10], 1e-5, q[1])
+    with pytest.raises(ValueError, match="P positions"):
+        k.rotary(np.zeros((2, 5), np.float32), np.zeros(12), np.zeros(12), 4)  # 3 positions of 4
     with pytest.raises(ValueError, match="even size"):
         k.rotary(np.zeros((2, 5), np.float32), np.zeros(5), np.zeros(5))
     with pytest.raises(TypeError, match="float64"):
         k.rotary(q, np.zeros(64, np.float32), np.zeros(64, np.float32))
+
+
+def test_a_prompts_rows_at_once_as_one_at_a_time_and_as_the_readable_formulas(k):
+    # fast/llama.py's norm and turn: every row of a prompt in one call
+    from attention_workshop.real.fast.llama import norm, turn
+    from attention_workshop.real.layers import rms_norm, rotary_angles, rotate
+
+    rng = np.random.default_rng(5)
+    x, weight = rng.normal(size=(7, 64)).astype(np.float32), rng.normal(size=64).astype(np.float32)
+    rows = np.empty_like(x)
+    k.rms_norm_row(x, weight, 1e-5, rows)
+    for r in range(7):
+        one = np.empty(64, np.float32)
+        k.rms_norm_row(x[r], weight, 1e-5, one)
+        np.testing.assert_array_equal(rows[r], one)
+    np.testing.assert_allclose(norm(x, weight, 1e-5), rms_norm(x, weight, 1e-5), rtol=2e-6,
+                               atol=2e-6)
+    q = rng.normal(size=(3, 7, 64)).astype(np.float32)  # 3 heads, 7 positions from 4
+    cos, sin = rotary_angles(np.arange(4, 11), 64, 10000.0)
+    np.testing.assert_array_equal(turn(q, cos, sin), rotate(q, cos, sin))  # the same bits
+    kept = q.copy()
+    turn(q[:, ::1], cos, sin)
+    np.testing.assert_array_equal(q, kept)  # the caller's array is not turned
+    huge = x * np.float32(1e30)  # squares past float32: numpy's formula, which raises
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        norm(huge, weight, 1e-5)
 
 
 @pytest.mark.parametrize("threads", [1, 2])

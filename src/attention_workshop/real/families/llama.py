@@ -81,16 +81,18 @@ def linear(x, layer, name, bias):  # [T, in], layer's weights, "self_attn.q_proj
     return y + layer[f"{name}.bias"] if bias else y
 
 
-def self_attention(x, layer, cfg, cos, sin, past, hook, attend=scaled_dot_product_attention):
+def self_attention(x, layer, cfg, cos, sin, past, hook, attend=scaled_dot_product_attention,
+                   turn=rotate):
     # [T, d_model], rotary cos and sin [T, d_head], past (k, v) [n_kv_head, S0, d_head] or None,
     # the layer's hook points -> [T, d_model]
     """Q, K, V; q and k turned by their positions; keys and values after the cached ones;
     each KV head shared by its group of query heads; causal attention (`attend`: the core's
-    formula; real/fast/llama.py passes its in-place twin, proved equal); W_O."""
+    formula; real/fast/llama.py passes its in-place twin, proved equal; `turn`: layers.rotate,
+    or its compiled twin); W_O."""
     q = split_heads(linear(x, layer, "self_attn.q_proj", cfg.bias), cfg.n_head)  # [H, T, d]
     k = split_heads(linear(x, layer, "self_attn.k_proj", cfg.bias), cfg.n_kv_head)  # [K, T, d]
     v = split_heads(linear(x, layer, "self_attn.v_proj", cfg.bias), cfg.n_kv_head)
-    q, k = rotate(q, cos, sin), rotate(k, cos, sin)
+    q, k = turn(q, cos, sin), turn(k, cos, sin)
     if past is not None:  # the KV cache: every earlier token's keys and values, as computed
         k, v = np.concatenate([past[0], k], axis=1), np.concatenate([past[1], v], axis=1)
     q, k, v = hook("attn.hook_q", q), hook("attn.hook_k", k), hook("attn.hook_v", v)
@@ -114,20 +116,22 @@ def mlp(x, layer, cfg, gated=gated):  # [T, d_model] -> [T, d_model]
 
 
 def decoder_layer(x, layer, cfg, cos, sin, past, hook, attend=scaled_dot_product_attention,
-                  gated=gated):  # [T, d_model] -> [T, d_model]
-    """Pre-norm block: x = x + attention(RMSNorm(x)); x = x + MLP(RMSNorm(x))."""
-    a = self_attention(rms_norm(x, layer["input_layernorm.weight"], cfg.eps), layer, cfg, cos,
-                       sin, past, hook, attend)
+                  gated=gated, norm=rms_norm, turn=rotate):  # [T, d_model] -> [T, d_model]
+    """Pre-norm block: x = x + attention(RMSNorm(x)); x = x + MLP(RMSNorm(x)) (`norm`:
+    layers.rms_norm, or its compiled twin)."""
+    a = self_attention(norm(x, layer["input_layernorm.weight"], cfg.eps), layer, cfg, cos,
+                       sin, past, hook, attend, turn)
     x = x + hook("hook_attn_out", a)
-    m = mlp(rms_norm(x, layer["post_attention_layernorm.weight"], cfg.eps), layer, cfg, gated)
+    m = mlp(norm(x, layer["post_attention_layernorm.weight"], cfg.eps), layer, cfg, gated)
     return hook("hook_resid_post", x + hook("hook_mlp_out", m))
 
 
 def forward(w, cfg, ids, past=None, hooks=None, attend=scaled_dot_product_attention,
-            trace=Trace, gated=gated):
+            trace=Trace, gated=gated, norm=rms_norm, turn=rotate):
     # weights, ModelConfig, [T] ints, an earlier forward's result (its keys and values are the
-    # cache) or None, hooks.Hooks or None; the attention function, the Trace class and the
-    # gated activation (real/fast/llama.py hands in its own) -> dict of arrays (families/)
+    # cache) or None, hooks.Hooks or None; the attention function, the Trace class, the
+    # gated activation, the norm and the rotation (real/fast/llama.py hands in its own)
+    # -> dict of arrays (families/)
     """hidden_states [n_layer + 1, T, d_model] (the embeddings, each block's input, the last
     block's output after the final norm, as transformers reports them), attentions
     [n_layer, n_head, T, S], queries [n_layer, n_head, T, d_head], keys and values
@@ -142,8 +146,8 @@ def forward(w, cfg, ids, past=None, hooks=None, attend=scaled_dot_product_attent
     for i in range(cfg.n_layer):
         cached = None if past is None else (past["keys"][i], past["values"][i])
         x = decoder_layer(x, layer_weights(w, f"layers.{i}."), cfg, cos, sin, cached,
-                          hooks.layer(i), attend, gated)
-    hooks("ln_final.hook_normalized", rms_norm(x, w["norm.weight"], cfg.eps))
+                          hooks.layer(i), attend, gated, norm, turn)
+    hooks("ln_final.hook_normalized", norm(x, w["norm.weight"], cfg.eps))
     return trace.result()
 
 

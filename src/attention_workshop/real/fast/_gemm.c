@@ -166,16 +166,12 @@ typedef struct {
     int x_tokens_first, out_tokens_first;
 } product;
 
-/* The whole product. x is copied once as [blocks of n][tiles][kc][32] into xp; the rows go
-   RC at a time: each tile's sums over every block of n, then (out tokens first) the RC rows'
-   [RC, T] turned into out's columns, 384 contiguous bytes a token. */
-#ifndef RC
+/* The whole product. x is copied once as [blocks of n][tiles][kc][32] into xp. The rows go
+   RC at a time (their W, ~220 KB, stays in L2), and for each block of n, GROUP tiles of
+   tokens at a time (their copy of x, ~300 KB, stays in L2 while the RC rows take it in
+   turn, NR rows a time, whose W stays in L1 across the GROUP tiles). */
 #define RC 96
-#endif
-#ifndef GROUP
 #define GROUP 4
-#endif
-// /* tiles (128 tokens) whose copy of x the chunk's rows take in turn */
 static void multiply(const product *p, float *xp) {
     Py_ssize_t tiles = (p->T + MR - 1) / MR, blocks = (p->n + KC - 1) / KC;
     Py_ssize_t kb = (p->n + blocks - 1) / blocks;  /* equal blocks: 576 is one, 1536 two */

@@ -1110,10 +1110,16 @@ static PyObject *rms_norm_row(PyObject *self, PyObject *args) {
     if (float32_buffer(xo, &x, 0, "x") < 0) return NULL;
     if (float32_buffer(wo, &w, 0, "the weight") < 0) goto x_only;
     if (float32_buffer(oo, &out, 1, "out") < 0) goto w_too;
-    if (w.len != x.len || out.len != x.len || x.len == 0)
-        PyErr_SetString(PyExc_ValueError, "x, the weight and out must be the same size");
-    else
-        rms_norm_f32((const float *)x.buf, (const float *)w.buf, eps, (float *)out.buf, x.len / 4);
+    if (w.len == 0 || x.len % w.len || out.len != x.len || x.len == 0)
+        PyErr_SetString(PyExc_ValueError, "x and out must be rows of the weight's size");
+    else {
+        Py_ssize_t n = w.len / 4, rows = x.len / w.len;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t r = 0; r < rows; r++)
+            rms_norm_f32((const float *)x.buf + r * n, (const float *)w.buf, eps,
+                         (float *)out.buf + r * n, n);
+        Py_END_ALLOW_THREADS
+    }
     PyBuffer_Release(&out);
 w_too:
     PyBuffer_Release(&w);
@@ -1136,15 +1142,25 @@ static int float64_buffer(PyObject *o, Py_buffer *b, const char *what) {
 static PyObject *rotary(PyObject *self, PyObject *args) {
     PyObject *xo, *co, *so;
     Py_buffer x, c, s;
-    if (!PyArg_ParseTuple(args, "OOO", &xo, &co, &so)) return NULL;
+    Py_ssize_t d = 0;  /* 0: cos and sin are one position's [d]; else [P, d], P positions */
+    if (!PyArg_ParseTuple(args, "OOO|n", &xo, &co, &so, &d)) return NULL;
     if (float32_buffer(xo, &x, 1, "x") < 0) return NULL;
     if (float64_buffer(co, &c, "cos") < 0) goto x_only;
     if (float64_buffer(so, &s, "sin") < 0) goto c_too;
-    Py_ssize_t d = c.len / 8;
-    if (s.len != c.len || d < 2 || d % 2 || (x.len / 4) % d)
-        PyErr_SetString(PyExc_ValueError, "x must be rows of cos's even size, sin the same");
-    else
-        rotary_f32((float *)x.buf, (const double *)c.buf, (const double *)s.buf, x.len / 4 / d, d);
+    if (d == 0) d = c.len / 8;
+    Py_ssize_t P = d > 0 ? c.len / 8 / d : 0;  /* x's rows are [..., P, d]: row r, position r % P */
+    if (s.len != c.len || d < 2 || d % 2 || P < 1 || P * d * 8 != c.len || (x.len / 4) % (P * d))
+        PyErr_SetString(PyExc_ValueError,
+                        "x must be rows of d (cos's even size), P positions a group, sin as cos");
+    else {
+        Py_ssize_t groups = x.len / 4 / (P * d);
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t g = 0; g < groups; g++)
+            for (Py_ssize_t p = 0; p < P; p++)
+                rotary_f32((float *)x.buf + (g * P + p) * d, (const double *)c.buf + p * d,
+                           (const double *)s.buf + p * d, 1, d);
+        Py_END_ALLOW_THREADS
+    }
     PyBuffer_Release(&s);
 c_too:
     PyBuffer_Release(&c);
@@ -1280,10 +1296,11 @@ static PyMethodDef methods[] = {
      "block_team_measured(flag) -> the previous flag: False shares every call of 32 rows or\n"
      "more, True (the default) only while sharing measures faster than the caller alone."},
     {"rms_norm_row", rms_norm_row, METH_VARARGS,
-     "rms_norm_row(x, weight, eps, out): out = x / sqrt(mean(x^2) + eps) * weight, float32 [n]."},
+     "rms_norm_row(x, weight, eps, out): out = x / sqrt(mean(x^2) + eps) * weight, float32 [n]\n"
+     "(or each row of x [rows, n])."},
     {"rotary", rotary, METH_VARARGS,
-     "rotary(x, cos, sin): rows of x float32 [rows, d] turned in place (halves convention);\n"
-     "cos and sin float64 [d]."},
+     "rotary(x, cos, sin, d=len(cos)): rows of x float32 [rows, d] turned in place (halves\n"
+     "convention); cos and sin float64 [d], or [P, d] for x [..., P, d] (row r: position r % P)."},
     {"attend_cached", attend_cached, METH_VARARGS,
      "attend_cached(q, keys, values, K, S, scale, weights, z): one token's attention over the\n"
      "first S rows of a cache [K, room, d]; q [H, d]; weights [H, S] and z [H, d] written."},

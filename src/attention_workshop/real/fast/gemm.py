@@ -40,6 +40,7 @@ FROM_FLOPS = 50_000_000
 # 128 tokens: 115-129 against 102; docs/benchmarks.md): the loop runs below it
 TOKENS_BELOW = 256
 _team = contextvars.ContextVar("the team sharing a product's rows", default=None)
+_to_blas = contextvars.ContextVar("products left to the BLAS's own threads", default=False)
 
 
 @contextlib.contextmanager
@@ -51,10 +52,23 @@ def shared_by(team):  # a fast/team.Team -> a context: products inside share row
         _team.reset(token)
 
 
+@contextlib.contextmanager
+def to_blas(flag=True):  # -> a context: inside, products are numpy's (the BLAS's threads)
+    """For a pass that leaves the BLAS its threads instead of sharing its own work (loop.py
+    under SPLIT_FROM tokens: MiniLM, 16 tokens, two threads: 6.5 ms so, 8.1 on one thread
+    of this loop)."""
+    token = _to_blas.set(flag)
+    try:
+        yield
+    finally:
+        _to_blas.reset(token)
+
+
 def runs(w, x, T):  # [rows, n], x, its tokens -> whether _gemm.c's loop takes this product
     """Under TOKENS_BELOW tokens, float32 both, 2-D, rows contiguous (a GPT-2 Conv1D's W.T
     view is not: numpy's)."""
-    return (compiled is not None and T < TOKENS_BELOW and w.dtype == np.float32
+    return (compiled is not None and T < TOKENS_BELOW and not _to_blas.get()
+            and w.dtype == np.float32
             and x.dtype == np.float32
             and w.ndim == 2 and x.ndim == 2 and w.strides[1] == 4 and x.strides[1] == 4
             and w.strides[0] >= 0 and x.strides[0] >= 0)

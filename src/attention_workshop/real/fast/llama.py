@@ -23,26 +23,35 @@ import numpy as np
 
 from attention_workshop.real.blas_threads import threads_allowed
 from attention_workshop.real.families import llama
-from attention_workshop.real.fast import decode_step, gemm
+from attention_workshop.real.fast import decode_step, gemm, kernels
 from attention_workshop.real.fast.blocks import sharing
 from attention_workshop.real.fast.buffers import reusable
 from attention_workshop.real.fast.loop import Stage, threads_for
-from attention_workshop.real.fast.ops import causal_softmax_in_place, silu_times_in_place
+from attention_workshop.real.fast.ops import (
+    causal_softmax_in_place,
+    compiled_for,
+    silu_times_in_place,
+)
 from attention_workshop.real.fast.team import Team
-from attention_workshop.real.trace import Trace
+from attention_workshop.real.layers import rms_norm, rotate
+from attention_workshop.real.trace import KEPT, Trace, TraceLayer
 
 
-def attention(team):  # Team -> attend(q, k, v, mask), the heads' rows split over its threads
+def attention(team, traces=()):  # Team, [KeptTrace] -> attend(q, k, v, mask): the heads'
+    # rows split over the team's threads; the weights written into the last trace's memory
     def attend(q, k, v, mask):  # [H, T, d], [H, S, d], [H, S, d], [T, S] -> ([H, T, d], [H, T, S])
         """attention.scaled_dot_product_attention for float32 and llama's causal mask (row t
         sees keys 0..S - T + t, as `mask` says: np.tri(T, S, S - T)), in place, a block of
         ROWS rows of a head at a time: a block's scores against the keys its last row sees
         (the later keys' weights are 0, written by the softmax, and never multiplied), then
         its weights times v. The blocks are shared by the team's threads, the BLAS at one
-        thread in each."""
+        thread in each. The weights are written where the trace keeps this layer's (it then
+        copies nothing) when a trace is given."""
         H, T, d = q.shape
         S = k.shape[1]
-        scores = np.empty((H, T, S), np.float32)  # [H, T, S], every weight written below
+        slot = traces[-1].attention_slot((H, T, S)) if traces else None
+        scores = np.empty((H, T, S), np.float32) if slot is None else slot  # every weight
+        # is written below
         out = np.empty((H, T, d), np.float32)
         scale = 1.0 / math.sqrt(d)
         blocks = -(-T // ROWS)
@@ -79,21 +88,80 @@ def activation(team):  # Team -> gated(gate, up, name), silu's rows split over i
 
 class KeptTrace(Trace):
     """The outputs in memory kept between passes (buffers.reusable): a 512-token pass's 283 MB
-    of attention weights are not handed over by the kernel page by page again each time."""
+    of attention weights are not handed over by the kernel page by page again each time.
+    `attention_slot` lends the layer's place for its weights to the attention, which writes
+    them there, and a point whose value already is its place is not copied (60 ms of 1.3 s
+    at 512 tokens)."""
 
     @staticmethod
     def empty(shape, dtype, name):
         return reusable(shape, dtype, f"llama {name}")
+
+    def layer(self, i):  # -> layer i's points (the forward asks as the layer starts)
+        self.current = i
+        return KeptLayer(self.out, i)
+
+    def attention_slot(self, shape):  # [H, T, S] -> the current layer's weights' place, or None
+        slot = self.out["attentions"][getattr(self, "current", 0)]
+        return slot if slot.shape == shape and slot.dtype == np.float32 else None
+
+
+class KeptLayer(TraceLayer):
+    def __call__(self, name, value):
+        kept = KEPT.get(name)
+        if kept is not None and value is not None:
+            place = self.out[kept[0]][self.i + kept[1]]
+            if _is(value, place):
+                return value
+        return super().__call__(name, value)
+
+
+def _is(a, b):  # two numpy arrays -> whether they are the same numbers in the same memory
+    return (isinstance(a, np.ndarray) and a.shape == b.shape and a.strides == b.strides
+            and a.dtype == b.dtype
+            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
+
+
+def norm(x, weight, eps):  # [T, D] float32, [D], float -> [T, D]: llama.py's rms_norm
+    """layers.rms_norm in one compiled pass a row (the sum of squares in another order: within
+    float32's rounding of it); numpy's formula where the loop is not built, or where a square
+    could overflow (it raises as numpy's does)."""
+    k = compiled_for(x, weight)
+    if k is None or x.ndim != 2 or weight.ndim != 1 or not -1e19 < x.min() <= x.max() < 1e19:
+        return rms_norm(x, weight, eps)
+    out = np.empty_like(x)
+    k.rms_norm_row(x, weight, eps, out)
+    return out
+
+
+def turn(x, cos, sin):  # [H, T, d] float32, [T, d] float64 twice -> [H, T, d]
+    """layers.rotate in one compiled pass (_kernels.c's rotary: the same float64 arithmetic,
+    the same bits) on a copy of x; numpy's formula for other types."""
+    k = kernels.compiled
+    if (k is None or x.dtype != np.float32 or cos.dtype != np.float64 or x.ndim != 3
+            or x.shape[1:] != cos.shape or sin.shape != cos.shape):
+        return rotate(x, cos, sin)
+    out = np.array(x, order="C")  # a copy: the caller's q stays as it was
+    k.rotary(out, np.ascontiguousarray(cos), np.ascontiguousarray(sin), x.shape[-1])
+    return out
 
 
 def forward(w, cfg, ids, past=None, hooks=None):  # float32 weights (or FileBlocks), hook
     # points -> as llama.forward
     if decode_step.applies(ids, past, hooks):  # a generated token: its own step
         return decode_step.step(w, cfg, ids, past)
-    # the BLAS as the user set it; a one-token product's rows over the threads allowed
     # the products' rows and the attention's blocks over the team's threads, the BLAS at one
-    # thread in each where _gemm.c runs the products (else the BLAS as the user set it)
+    # thread in each where _gemm.c runs the products (else the BLAS as the user set it); a
+    # one-token product's rows over the threads allowed
+    traces = []
+
+    def trace(*args, **kwargs):  # a KeptTrace that the attention writes its weights into
+        traces.append(KeptTrace(*args, **kwargs))  # (not with a caller's hooks: they may keep
+        return traces[-1]  # the weights they were shown, then hand back others)
+
+    allowed = threads_allowed()  # asked before the team holds the BLAS at one thread
     with (Team(threads_for(len(ids)), hold_blas=gemm.compiled is not None) as team,
-          sharing(threads_allowed()), gemm.shared_by(team)):
-        return llama.forward(w, cfg, ids, past, hooks, attend=attention(team), trace=KeptTrace,
-                             gated=activation(team))
+          sharing(allowed), gemm.shared_by(team)):
+        return llama.forward(w, cfg, ids, past, hooks,
+                             attend=attention(team, () if hooks else traces),
+                             trace=trace, gated=activation(team), norm=norm, turn=turn)

@@ -30,6 +30,7 @@ from typing import NamedTuple
 from attention_workshop.attention import causal_mask
 from attention_workshop.real.blas_threads import threads_allowed
 from attention_workshop.real.families import layer_weights
+from attention_workshop.real.fast import gemm
 from attention_workshop.real.fast.buffers import resident, reusable
 from attention_workshop.real.fast.ops import attention_heads, linear_cols, qkv_rows_of_heads
 from attention_workshop.real.fast.team import Team
@@ -156,7 +157,9 @@ def run_layers_fast(fast_stages, weights, cfg, x, prefix):
     }
     io = LayerIO(cfg, T, x.dtype, causal_mask(T) if cfg.causal else None)
     n = threads_for(T)
-    with Team(n, hold_blas=n > 1 or T < ONE_BLAS_THREAD_BELOW) as team:
+    hold = n > 1 or T < ONE_BLAS_THREAD_BELOW
+    # unheld, the BLAS may run on several threads: its products then, not gemm.py's loop
+    with Team(n, hold_blas=hold) as team, gemm.to_blas(not hold and threads_allowed() > 1):
         for i in range(L):
             layer = layer_weights(weights, f"{prefix}{i}.")
             if T >= RESIDENT_FROM:
