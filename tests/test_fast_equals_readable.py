@@ -172,7 +172,7 @@ def test_a_team_runs_each_part_once_on_its_own_thread():
     with team.Team(2, hold_blas=False) as crew:
         for _ in range(50):
             seen.clear()
-            crew.run(fast_loop.Stage(12, lambda part: seen.append((part, threading.get_ident()))))
+            crew.run(team.Stage(12, lambda part: seen.append((part, threading.get_ident()))))
             assert sorted((p.start, p.stop) for p, _ in seen) == [(0, 6), (6, 12)]
             assert len({thread for _, thread in seen}) == 2
     assert not any(t.name == "attention-workshop worker" for t in threading.enumerate())
@@ -188,9 +188,9 @@ def test_a_part_that_fails_fails_the_stage_after_every_part_ended():
 
     with team.Team(2, hold_blas=False) as crew:
         with pytest.raises(ValueError, match="worker's part"):
-            crew.run(fast_loop.Stage(2, part))
+            crew.run(team.Stage(2, part))
         assert ended == [slice(0, 1)]
-        crew.run(fast_loop.Stage(2, lambda p: ended.append(p)))  # the team still works
+        crew.run(team.Stage(2, lambda p: ended.append(p)))  # the team still works
         assert sorted(p.start for p in ended[1:]) == [0, 1]
 
 

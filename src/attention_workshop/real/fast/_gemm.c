@@ -2,16 +2,20 @@
 
    out = x W^T (x [T, n] token by token, out [T, rows]: llama.py's `x @ W.T`) or
    out = W x (x [n, T] and out [rows, T] feature by feature: loop.py's layout), W [rows, n]
-   as torch stores it. numpy's OpenBLAS ran these shapes (T = 128 or 512 tokens; n = 384 to
-   1,536) at 100-125 GFLOP/s on one core of an AVX-512 Xeon against 146 for the library
-   transformers runs on (docs/benchmarks.md); this loop reaches more on the same shapes.
+   as torch stores it. On one core of an AVX-512 Xeon, numpy's OpenBLAS ran SmolLM2's
+   128-token shapes at 96-125 GFLOP/s (MiniLM's at 136-143), against 146 for the library
+   transformers runs on; this loop 118-140 (MiniLM's 139-159), microbenchmarks in
+   docs/benchmarks.md. From 256 tokens on OpenBLAS is as fast or faster: gemm.py leaves
+   those products to it.
 
    How: 32 tokens make two 16-float registers; 12 rows of W are read along n, each number
    broadcast and multiplied into the 32 tokens: 24 registers of sums, 24 fused multiply-adds
    for every 14 loads. x is first copied as [n][32] for each group of 32 tokens (zeros past
-   the last token), so a step of n reads 128 contiguous bytes of it; W is read in place, its
-   12 rows in step. The sums run over n in blocks of at most KC numbers (x's copied block
-   then stays in the core's L2 cache); a later block adds to what the earlier wrote.
+   the last token; token-by-token x turned 16 x 16 in registers), so a step of n reads 128
+   contiguous bytes of it; W is read in place, its 12 rows in step, the next tile's rows
+   asked for meanwhile. The sums run over n in blocks of at most KC numbers; a later block
+   adds to what the earlier wrote. A tokens-first out gets each tile's sums turned in
+   registers and stored 12 numbers a token.
 
    The sum over n runs in order, one chain per output number: the same bits whatever the
    rows or tokens a call is given (so threads sharing a product's rows give the same bits
@@ -66,10 +70,11 @@ AVX512 static void tile(const float *w, Py_ssize_t ldw, const float *xp, Py_ssiz
     }
 }
 
-/* b = a^T for a [rows, cols] (row strides lda, ldb): 16 x 16 squares turned in registers
-   (4 rounds of shuffles), the edges one number at a time. The copy of x that the tiles
-   read and the sums' way into a tokens-first out are both this; one number at a time they
-   took a sixth of the product's time (docs/benchmarks.md). */
+/* b = a^T for a 16 x 16 square (row strides lda, ldb), turned in registers (4 rounds of
+   shuffles). transpose() below turns a whole [rows, cols] this way (the edges one number at
+   a time): the copy of a token-by-token x that the tiles read. Turned one number at a time,
+   that copy and the sums' way into a tokens-first out took a sixth of a product's time in
+   a SmolLM2 forward (perf: 10% of the whole forward). */
 AVX512 static void square(const float *a, Py_ssize_t lda, float *b, Py_ssize_t ldb) {
     __m512 r[16], t[16];
     for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(a + i * lda);

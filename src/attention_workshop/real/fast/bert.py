@@ -6,8 +6,9 @@ W_O, the MLP's its rows of gelu(W_1 a + b_1) and their share of W_2 (loop.LayerI
 
 from attention_workshop.real.families.bert import embed
 from attention_workshop.real.fast.float32 import layer_norm
-from attention_workshop.real.fast.loop import WHOLE, Stage, run_layers_fast
+from attention_workshop.real.fast.loop import WHOLE, run_layers_fast
 from attention_workshop.real.fast.ops import activate_in_place, layer_norm_columns, linear_rows
+from attention_workshop.real.fast.team import Stage
 
 
 def stages(layer, cfg, io):  # {short name: array}, ModelConfig, loop.LayerIO -> [Stage]

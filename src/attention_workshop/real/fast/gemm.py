@@ -25,6 +25,7 @@ import contextvars
 import numpy as np
 
 from attention_workshop.real.blas_threads import threads_allowed
+from attention_workshop.real.fast.team import Stage, Team
 
 try:
     from attention_workshop.real.fast import _gemm as compiled
@@ -85,7 +86,7 @@ def times_transposed(x, w):  # [T, n], [rows, n] -> [T, rows] = x @ w.T
         return x @ w.T  # the BLAS on the threads the user allows
     # a long prompt in a team that holds the BLAS at one thread: each its own rows
     out = np.empty((len(x), len(w)), np.result_type(x, w))
-    team.run(_stage(len(w), lambda r: np.matmul(x, w[r].T, out=out[:, r])))
+    team.run(Stage(len(w), lambda r: np.matmul(x, w[r].T, out=out[:, r])))
     return out
 
 
@@ -98,19 +99,11 @@ def into(w, x, out):  # [rows, n], [n, T], out [rows, T] -> out = W x, on this t
 
 
 def _rows_shared(rows, flops, fn):  # fn(slice of rows) computes those rows
-    from attention_workshop.real.fast.team import Team
-
     team = _team.get()
     if team is not None:
-        team.run(_stage(rows, fn))
+        team.run(Stage(rows, fn))
     elif flops >= FROM_FLOPS and threads_allowed() > 1:
         with Team(threads_allowed(), hold_blas=False) as own:
-            own.run(_stage(rows, fn))
+            own.run(Stage(rows, fn))
     else:
         fn(slice(0, rows))
-
-
-def _stage(rows, fn):
-    from attention_workshop.real.fast.loop import Stage  # loop.py imports ops, ops this
-
-    return Stage(rows, fn)

@@ -5,8 +5,9 @@ ops.linear_rows and io.heads expect (a view).
 """
 
 from attention_workshop.real.fast.float32 import layer_norm
-from attention_workshop.real.fast.loop import WHOLE, Stage, run_layers_fast
+from attention_workshop.real.fast.loop import WHOLE, run_layers_fast
 from attention_workshop.real.fast.ops import activate_in_place, layer_norm_columns, linear_rows
+from attention_workshop.real.fast.team import Stage
 
 
 def stages(block, cfg, io):  # {short name: array}, ModelConfig, loop.LayerIO -> [Stage]

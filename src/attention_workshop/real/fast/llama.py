@@ -26,13 +26,13 @@ from attention_workshop.real.families import llama
 from attention_workshop.real.fast import decode_step, gemm, kernels
 from attention_workshop.real.fast.blocks import sharing
 from attention_workshop.real.fast.buffers import reusable
-from attention_workshop.real.fast.loop import Stage, threads_for
+from attention_workshop.real.fast.loop import threads_for
 from attention_workshop.real.fast.ops import (
     causal_softmax_in_place,
     compiled_for,
     silu_times_in_place,
 )
-from attention_workshop.real.fast.team import Team
+from attention_workshop.real.fast.team import Stage, Team
 from attention_workshop.real.layers import rms_norm, rotate
 from attention_workshop.real.trace import KEPT, Trace, TraceLayer
 

@@ -24,8 +24,6 @@ one thread allowed, one runs.
 """
 
 import threading
-from collections.abc import Callable
-from typing import NamedTuple
 
 from attention_workshop.attention import causal_mask
 from attention_workshop.real.blas_threads import threads_allowed
@@ -44,12 +42,6 @@ ONE_BLAS_THREAD_BELOW = 16
 # (buffers.resident: faster products, copied once per model); below, from the mapped
 # file, so a cold run on a short sentence copies nothing
 RESIDENT_FROM = 16
-
-
-class Stage(NamedTuple):
-    n: int  # the work's size: output rows, tokens or heads
-    fn: Callable  # fn(slice of range(n)) computes that part
-    grain: int = 1  # the fewest units worth handing to another thread
 
 
 # A grain no stage reaches: the stage runs whole, on one thread. Layer norms do: a token

@@ -8,12 +8,20 @@ docs/benchmarks.md).
 """
 
 import threading
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
 from attention_workshop.real.blas_threads import one_blas_thread
 
 ALIGN = 16  # parts of a big stage start at multiples of this (rows: whole SIMD registers)
+
+
+class Stage(NamedTuple):
+    n: int  # the work's size: output rows, tokens or heads
+    fn: Callable  # fn(slice of range(n)) computes that part
+    grain: int = 1  # the fewest units worth handing to another thread
 
 
 def parts(n, k, grain=1):  # -> [slice]: range(n) in k near-equal parts of >= grain units
