@@ -93,3 +93,24 @@ def test_refuses_what_it_cannot_read():
     frozen.setflags(write=False)
     with pytest.raises((ValueError, BufferError)):
         k.weights_times(w, x, frozen, True, True)
+
+
+def test_its_own_threads_give_one_threads_bits_and_survive_a_fork():
+    import os
+    import signal
+
+    x, w = operands(100, 77, 300, seed=6)
+    alone = np.empty((100, 77), np.float32)
+    gemm.compiled.weights_times(w, x, alone, True, True, 1)
+    for threads in (2, 3, 8, 2):  # more threads than rows' blocks of 12 or than cores
+        shared = np.full_like(alone, np.nan)
+        gemm.compiled.weights_times(w, x, shared, True, True, threads)
+        np.testing.assert_array_equal(shared, alone)
+    child = os.fork()
+    if child == 0:  # the pool's threads stayed in the parent: the child starts its own
+        signal.alarm(20)  # a child that waits for them forever is killed, and fails
+        shared = np.empty_like(alone)
+        gemm.compiled.weights_times(w, x, shared, True, True, 2)
+        os._exit(0 if np.array_equal(shared, alone) else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -23,7 +23,10 @@
    available() is False and the caller uses numpy's product. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -234,6 +237,116 @@ static float *scratch(int which, size_t floats) {
     return room[which];
 }
 
+/* --- Threads sharing a product's rows: started once, spinning between products ---
+
+   A prompt's forward makes ~200 products of 0.2-2 ms. Handing each half of its rows to a
+   Python thread through a lock cost ~70 us a product on a virtual machine (the thread asleep
+   in the kernel); these workers wait SPIN_NS spinning after a product (the next comes within
+   microseconds: Q, K and V, gate and up) and then sleep. One caller at a time (a caller
+   that finds the pool busy computes alone). */
+#define MAX_WORKERS 7
+#define SPIN_NS 50000L
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;   /* held by the caller */
+static pthread_mutex_t sleep_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sleep_cond = PTHREAD_COND_INITIALIZER;
+static int workers = 0;                     /* started */
+static product jobs[MAX_WORKERS];           /* worker i's rows of the current product */
+static atomic_long posted, done[MAX_WORKERS];  /* the current product's number; each one's last */
+static atomic_int active;                   /* workers with rows in the current product */
+static atomic_int failed;                   /* a worker could not make its room */
+
+static inline void relax(void) { __builtin_ia32_pause(); }
+
+static long ns_since(const struct timespec *t0) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (t.tv_sec - t0->tv_sec) * 1000000000L + (t.tv_nsec - t0->tv_nsec);
+}
+
+static long first_seen[MAX_WORKERS];  /* the product number a worker starts after */
+
+static void *worker(void *arg) {
+    int me = (int)(intptr_t)arg;
+    long seen = first_seen[me];  /* (read now, posted may already have moved on) */
+    for (;;) {
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (long spins = 1; atomic_load(&posted) == seen; spins++) {
+            relax();
+            if (spins % 256 == 0 && ns_since(&t0) > SPIN_NS) {
+                pthread_mutex_lock(&sleep_lock);
+                while (atomic_load(&posted) == seen) pthread_cond_wait(&sleep_cond, &sleep_lock);
+                pthread_mutex_unlock(&sleep_lock);
+            }
+        }
+        seen = atomic_load(&posted);
+        if (me < atomic_load(&active)) {
+            Py_ssize_t tiles = (jobs[me].T + MR - 1) / MR;
+            float *xp = scratch(0, (size_t)tiles * MR * jobs[me].n);
+            if (xp) multiply(&jobs[me], xp);
+            else atomic_store(&failed, 1);
+        }
+        atomic_store(&done[me], seen);
+    }
+    return NULL;
+}
+
+static void pool_forget(void) {  /* in a forked child: the threads did not come along */
+    pthread_mutex_init(&pool_lock, NULL);
+    pthread_mutex_init(&sleep_lock, NULL);
+    pthread_cond_init(&sleep_cond, NULL);
+    workers = 0;
+}
+
+/* rows [a, b) of p as a product of their own */
+static product rows_of(const product *p, Py_ssize_t a, Py_ssize_t b) {
+    product q = *p;
+    q.w = p->w + a * p->ldw;
+    q.out = p->out_tokens_first ? p->out + a : p->out + a * p->ldo;
+    q.rows = b - a;
+    return q;
+}
+
+/* The product on `threads` threads (this one and threads - 1 workers), rows in near-equal
+   parts cut at multiples of NR. Returns 0, or -1 if a worker's room could not be made. */
+static int multiply_shared(const product *p, float *xp, int threads) {
+    if (threads > MAX_WORKERS + 1) threads = MAX_WORKERS + 1;
+    Py_ssize_t blocks = (p->rows + NR - 1) / NR;
+    if (threads > blocks) threads = (int)blocks;
+    if (threads <= 1 || pthread_mutex_trylock(&pool_lock) != 0) {
+        multiply(p, xp);
+        return 0;
+    }
+    while (workers < threads - 1) {
+        pthread_t t;
+        first_seen[workers] = atomic_load(&posted);
+        atomic_store(&done[workers], first_seen[workers]);
+        if (pthread_create(&t, NULL, worker, (void *)(intptr_t)workers) != 0) break;
+        pthread_detach(t);
+        workers++;
+    }
+    if (threads > workers + 1) threads = workers + 1;
+    for (int i = 1; i < threads; i++) {  /* worker i - 1: rows [a, b); this thread the first */
+        Py_ssize_t a = (Py_ssize_t)(blocks * i / threads) * NR;
+        Py_ssize_t b = i + 1 < threads ? (Py_ssize_t)(blocks * (i + 1) / threads) * NR : p->rows;
+        jobs[i - 1] = rows_of(p, a, b);
+    }
+    atomic_store(&active, threads - 1);
+    atomic_store(&failed, 0);
+    long n = atomic_load(&posted) + 1;
+    pthread_mutex_lock(&sleep_lock);
+    atomic_store(&posted, n);
+    pthread_cond_broadcast(&sleep_cond);
+    pthread_mutex_unlock(&sleep_lock);
+    product mine = rows_of(p, 0, threads > 1 ? (Py_ssize_t)(blocks / threads) * NR : p->rows);
+    multiply(&mine, xp);
+    for (int i = 0; i < workers; i++)
+        while (atomic_load(&done[i]) != n) relax();
+    int ok = !atomic_load(&failed);
+    pthread_mutex_unlock(&pool_lock);
+    return ok ? 0 : -1;
+}
+
 static int cpu_ok(void) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
@@ -257,8 +370,9 @@ static int matrix(PyObject *o, Py_buffer *b, int writable, const char *what) {
 
 static PyObject *weights_times(PyObject *self, PyObject *args) {
     PyObject *wo, *xo, *oo;
-    int x_tokens_first, out_tokens_first;
-    if (!PyArg_ParseTuple(args, "OOOpp", &wo, &xo, &oo, &x_tokens_first, &out_tokens_first))
+    int x_tokens_first, out_tokens_first, threads = 1;
+    if (!PyArg_ParseTuple(args, "OOOpp|i", &wo, &xo, &oo, &x_tokens_first, &out_tokens_first,
+                          &threads))
         return NULL;
     if (!cpu_ok()) {
         PyErr_SetString(PyExc_RuntimeError, "weights_times needs AVX-512 (available() is False)");
@@ -284,14 +398,20 @@ static PyObject *weights_times(PyObject *self, PyObject *args) {
         if (!xp) {
             PyErr_NoMemory();
         } else {
+            int failed_room;
             Py_BEGIN_ALLOW_THREADS
-            multiply(&p, xp);
+            failed_room = multiply_shared(&p, xp, threads);
             Py_END_ALLOW_THREADS
+            if (failed_room) {
+                PyErr_NoMemory();
+                goto release;
+            }
             result = Py_NewRef(Py_None);
         }
     } else {
         result = Py_NewRef(Py_None);
     }
+release:
     PyBuffer_Release(&w);
     PyBuffer_Release(&x);
     PyBuffer_Release(&out);
@@ -307,8 +427,9 @@ static PyObject *available(PyObject *self, PyObject *unused) {
 
 static PyMethodDef methods[] = {
     {"weights_times", weights_times, METH_VARARGS,
-     "weights_times(w, x, out, x_tokens_first, out_tokens_first): out = W x, W [rows, n]; x\n"
-     "[T, n] (tokens first) or [n, T]; out [T, rows] (tokens first) or [rows, T]."},
+     "weights_times(w, x, out, x_tokens_first, out_tokens_first, threads=1): out = W x, W\n"
+     "[rows, n]; x [T, n] (tokens first) or [n, T]; out [T, rows] (tokens first) or [rows, T];\n"
+     "W's rows shared by that many threads (the same bits)."},
     {"available", available, METH_NOARGS, "available(): True where this CPU runs the loop."},
     {NULL, NULL, 0, NULL},
 };
@@ -318,4 +439,10 @@ static struct PyModuleDef module = {
     methods,
 };
 
-PyMODINIT_FUNC PyInit__gemm(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__gemm(void) {
+#ifdef HAS_X86
+    static int registered = 0;
+    if (!registered && pthread_atfork(NULL, NULL, pool_forget) == 0) registered = 1;
+#endif
+    return PyModule_Create(&module);
+}

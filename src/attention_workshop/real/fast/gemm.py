@@ -10,9 +10,10 @@ Two layouts, as the two kinds of accelerator hold activations:
 - `times_transposed(x, w)`: x [T, n] @ W.T -> [T, rows] (llama.py's `x @ W.T`);
 - `into(w, x, out)`: out [rows, T] = W x for x [n, T] (loop.py's feature-major layers).
 
-times_transposed shares W's rows over the team set with `shared_by` (fast/llama.py's forward
-sets its own), each thread multiplying its own rows; with none set, a product of FROM_FLOPS
-or more gets a team of its own for the threads the user allows (the output head after a
+times_transposed shares W's rows over as many threads as the team set with `shared_by` has
+(fast/llama.py's forward sets its own): _gemm.c's own threads, which spin between products
+(a hand-over through the Python team's locks cost ~70 us a product); with none set, a
+product of FROM_FLOPS or more gets the threads the user allows (the output head after a
 forward). `into` runs on the thread that calls it.
 
 Example: times_transposed(np.ones((2, 3), np.float32), np.eye(3, dtype=np.float32)) ->
@@ -25,7 +26,7 @@ import contextvars
 import numpy as np
 
 from attention_workshop.real.blas_threads import threads_allowed
-from attention_workshop.real.fast.team import Stage, Team
+from attention_workshop.real.fast.team import Stage
 
 try:
     from attention_workshop.real.fast import _gemm as compiled
@@ -78,8 +79,7 @@ def runs(w, x, T):  # [rows, n], x, its tokens -> whether _gemm.c's loop takes t
 def times_transposed(x, w):  # [T, n], [rows, n] -> [T, rows] = x @ w.T
     if runs(w, x, len(x)):
         out = np.empty((len(x), len(w)), np.float32)
-        _rows_shared(len(w), 2 * len(x) * w.size,
-                     lambda r: compiled.weights_times(w[r], x, out[:, r], True, True))
+        compiled.weights_times(w, x, out, True, True, _threads(2 * len(x) * w.size))
         return out
     team = _team.get()
     if compiled is None or team is None or team.n == 1 or x.dtype != w.dtype or x.ndim != 2:
@@ -98,12 +98,8 @@ def into(w, x, out):  # [rows, n], [n, T], out [rows, T] -> out = W x, on this t
     return out
 
 
-def _rows_shared(rows, flops, fn):  # fn(slice of rows) computes those rows
+def _threads(flops):  # a product's multiply-adds x 2 -> the threads that share its rows
     team = _team.get()
     if team is not None:
-        team.run(Stage(rows, fn))
-    elif flops >= FROM_FLOPS and threads_allowed() > 1:
-        with Team(threads_allowed(), hold_blas=False) as own:
-            own.run(Stage(rows, fn))
-    else:
-        fn(slice(0, rows))
+        return team.n
+    return threads_allowed() if flops >= FROM_FLOPS else 1
