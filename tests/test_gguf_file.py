@@ -258,3 +258,23 @@ def test_version_2_reads_as_version_3(tmp_path, valid):
 def test_not_a_file(tmp_path):
     refused(tmp_path, "it is not a regular file; give the path of a file")
     refused(tmp_path / "absent.gguf", "it does not exist; check the path")
+
+
+def test_an_arrays_strings_read_in_one_loop_as_one_at_a_time():
+    from attention_workshop.real.formats.gguf_file import U64, Cursor, Malformed
+
+    texts = ["a", "", "Ġbank", "日本", "x" * 300]
+    raw = b"".join(U64.pack(len(t.encode())) + t.encode() for t in texts)
+    fast = Cursor(raw, 0)
+    assert fast.strings(5, "'tokens'") == texts and fast.pos == len(raw)
+    bad = raw[:raw.index(b"\xc4")] + b"\xff" + raw[raw.index(b"\xc4") + 1:]  # item 2's first byte
+    slow = Cursor(bad, 0)
+    with pytest.raises(Malformed) as one_at_a_time:
+        [slow.string("'tokens'", i) for i in range(5)]
+    with pytest.raises(Malformed) as in_one_loop:
+        Cursor(bad, 0).strings(5, "'tokens'")
+    assert str(in_one_loop.value) == str(one_at_a_time.value)
+    assert "item 2" in str(in_one_loop.value)
+    cut = raw[:-10]  # the last string runs past the end
+    with pytest.raises(Malformed, match="truncated"):
+        Cursor(cut, 0).strings(5, "'tokens'")

@@ -195,6 +195,25 @@ class Cursor:
         except UnicodeDecodeError:
             raise Malformed(f"{_thing(what, item)} at byte {at} is not UTF-8 text") from None
 
+    def strings(self, count, named):  # -> [str]: an array's `count` strings, as string() reads
+        """string()'s reads in one loop of locals (SmolLM2's 98,369 strings: 0.23 -> 0.07 s);
+        at the first one that is not whole, or not UTF-8, string() reads it and says why."""
+        data, pos, end, unpack = self.data, self.pos, len(self.data), U64.unpack_from
+        out = []
+        try:
+            for _ in range(count):
+                if end - pos < 8:
+                    break
+                n = unpack(data, pos)[0]
+                if n > end - pos - 8:
+                    break
+                out.append(data[pos + 8:pos + 8 + n].decode("utf-8"))
+                pos += 8 + n
+        except UnicodeDecodeError:
+            pass
+        self.pos = pos
+        return out + [self.string(named, i) for i in range(len(out), count)]
+
     def value(self, kind, key):  # a value of type `kind` (key: for messages)
         named = named_key(key)
         if kind in SCALARS:
@@ -221,7 +240,7 @@ class Cursor:
                             f"{len(self.data) - self.pos} bytes left can hold (truncated?)")
         if item == STRING:
             self.strings_left -= count
-            return [self.string(named, i) for i in range(count)]
+            return self.strings(count, named)
         import numpy as np
 
         at = self.take(count * least, f"the value of {named}")  # numbers: one copy, no loop
