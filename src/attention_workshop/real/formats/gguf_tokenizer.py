@@ -46,7 +46,10 @@ def gguf_tokenizer(metadata, path):  # GGUF metadata, path (for messages) -> tok
         raise refuse("GGUF file", path, "tokenizer.ggml.token_type is not one whole number per "
                      "token", TODO)
     byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
-    vocab = {_spelled(token): i for i, token in enumerate(tokens)}
+    if set("".join(tokens)) <= _alphabet():  # every token already byte-spelled: one pass
+        vocab = {token: i for i, token in enumerate(tokens)}  # (49,152: 0.11 -> 0.02 s)
+    else:
+        vocab = {_spelled(token): i for i, token in enumerate(tokens)}
     if len(vocab) != len(tokens):
         raise refuse("GGUF file", path, f"its {len(tokens)} tokens hold only {len(vocab)} "
                      "different ones", TODO)
