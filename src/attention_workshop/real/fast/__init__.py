@@ -3,7 +3,8 @@
 The readable forward (bert.py, gpt2.py, llama.py beside this folder) is the math; this
 folder is the speed: feature-major layers split in stages over threads (loop.py), the
 pieces of a layer on buffers (ops.py), compiled loops for gelu, silu, softmax and layer
-norm (_kernels.c, optional: kernels.py), memory kept between passes (buffers.py), the
+norm (_kernels.c, optional: kernels.py), a prompt's products with a layer's weights on
+AVX-512 CPUs (_gemm.c, optional: gemm.py), memory kept between passes (buffers.py), the
 threads (team.py), a GGUF's 4- and 8-bit blocks for a generated token's products
 (blocks.py), and a generated token's own step on a cache that grows in place
 (decode_step.py). Each accelerated family has one file here: `forward(weights, cfg, ids)` with
