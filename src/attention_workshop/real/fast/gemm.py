@@ -10,11 +10,11 @@ Two layouts, as the two kinds of accelerator hold activations:
 - `times_transposed(x, w)`: x [T, n] @ W.T -> [T, rows] (llama.py's `x @ W.T`);
 - `into(w, x, out)`: out [rows, T] = W x for x [n, T] (loop.py's feature-major layers).
 
-times_transposed shares W's rows over as many threads as the team set with `shared_by` has
-(fast/llama.py's forward sets its own): _gemm.c's own threads, which spin between products
-(a hand-over through the Python team's locks cost ~70 us a product); with none set, a
-product of FROM_FLOPS or more gets the threads the user allows (the output head after a
-forward). `into` runs on the thread that calls it.
+times_transposed shares W's rows over as many threads as `shared_by` says (fast/llama.py's
+forward: the threads allowed, even where its team runs alone): _gemm.c's own threads, which
+spin between products (a hand-over through the Python team's locks cost ~70 us a product);
+with none set, a product of FROM_FLOPS or more gets the threads the user allows (the output
+head after a forward). `into` runs on the thread that calls it.
 
 Example: times_transposed(np.ones((2, 3), np.float32), np.eye(3, dtype=np.float32)) ->
 [[1, 1, 1], [1, 1, 1]].
@@ -46,8 +46,9 @@ _to_blas = contextvars.ContextVar("products left to the BLAS's own threads", def
 
 
 @contextlib.contextmanager
-def shared_by(team):  # a fast/team.Team -> a context: products inside share rows over it
-    token = _team.set(team)
+def shared_by(team, threads=None):  # a fast/team.Team, the threads _gemm.c's loop may use
+    # (default: the team's) -> a context: products inside share their rows over them
+    token = _team.set((team, team.n if threads is None else threads))
     try:
         yield
     finally:
@@ -81,7 +82,7 @@ def times_transposed(x, w):  # [T, n], [rows, n] -> [T, rows] = x @ w.T
         out = np.empty((len(x), len(w)), np.float32)
         compiled.weights_times(w, x, out, True, True, _threads(2 * len(x) * w.size))
         return out
-    team = _team.get()
+    team, _ = _team.get() or (None, 1)
     if compiled is None or team is None or team.n == 1 or x.dtype != w.dtype or x.ndim != 2:
         return x @ w.T  # the BLAS on the threads the user allows
     # a long prompt in a team that holds the BLAS at one thread: each its own rows
@@ -99,7 +100,7 @@ def into(w, x, out):  # [rows, n], [n, T], out [rows, T] -> out = W x, on this t
 
 
 def _threads(flops):  # a product's multiply-adds x 2 -> the threads that share its rows
-    team = _team.get()
-    if team is not None:
-        return team.n
+    shared = _team.get()
+    if shared is not None:
+        return shared[1]
     return threads_allowed() if flops >= FROM_FLOPS else 1

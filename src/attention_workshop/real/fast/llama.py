@@ -161,7 +161,7 @@ def forward(w, cfg, ids, past=None, hooks=None):  # float32 weights (or FileBloc
 
     allowed = threads_allowed()  # asked before the team holds the BLAS at one thread
     with (Team(threads_for(len(ids)), hold_blas=gemm.compiled is not None) as team,
-          sharing(allowed), gemm.shared_by(team)):
+          sharing(allowed), gemm.shared_by(team, allowed)):
         return llama.forward(w, cfg, ids, past, hooks,
                              attend=attention(team, () if hooks else traces),
                              trace=trace, gated=activation(team), norm=norm, turn=turn)
