@@ -132,6 +132,36 @@ def test_one_thread_keeps_the_users_blas_threads_but_for_tiny_inputs(T, expected
         assert blas().lib_controllers[0].num_threads == 2
 
 
+@pytest.mark.parametrize("with_gemm", [True, False])  # False: as on a CPU without AVX-512
+def test_llamas_prompt_holds_the_blas_at_one_thread_in_its_two_threads(with_gemm, monkeypatch):
+    # its attention's blocks run on the team's two threads: a BLAS of two threads inside each
+    # would put four on two cores
+    from attention_workshop.real.fast import gemm
+
+    if not blas().lib_controllers:
+        pytest.skip("numpy reports no BLAS library to threadpoolctl")
+    if not with_gemm:
+        monkeypatch.setattr(gemm, "compiled", None)
+    fast_llama = accelerator("llama")
+    seen, original = [], fast_llama.causal_softmax_in_place
+
+    def spy(*args):  # called in each block of the attention, on the team's threads
+        seen.append((threading.get_ident(), blas().lib_controllers[0].num_threads))
+        return original(*args)
+
+    monkeypatch.setattr(fast_llama, "causal_softmax_in_place", spy)
+    cfg, w64 = random_model("llama")
+    w32 = {name: a.astype(np.float32) for name, a in w64.items()}
+    ids = np.arange(140) % cfg.n_vocab
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        fast = fast_llama.forward(w32, cfg, ids)
+        assert blas().lib_controllers[0].num_threads == 2  # the user's count restored
+    assert {threads for _, threads in seen} == {1}
+    assert len({thread for thread, _ in seen}) == 2  # both threads took blocks
+    readable = family("llama").forward(w32, cfg, ids)
+    np.testing.assert_allclose(fast["attentions"], readable["attentions"], rtol=0, atol=2e-5)
+
+
 def test_float64_is_the_same_bits_with_one_or_two_blas_threads():
     cfg, w = random_model("bert", seed=5)
     ids = np.arange(200) % cfg.n_vocab

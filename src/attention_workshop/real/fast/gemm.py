@@ -83,9 +83,10 @@ def times_transposed(x, w):  # [T, n], [rows, n] -> [T, rows] = x @ w.T
         compiled.weights_times(w, x, out, True, True, _threads(2 * len(x) * w.size))
         return out
     team, _ = _team.get() or (None, 1)
-    if compiled is None or team is None or team.n == 1 or x.dtype != w.dtype or x.ndim != 2:
+    if team is None or team.n == 1 or x.dtype != w.dtype or x.ndim != 2:
         return x @ w.T  # the BLAS on the threads the user allows
-    # a long prompt in a team that holds the BLAS at one thread: each its own rows
+    # a long prompt (or a CPU without _gemm.c's loop) in a team that holds the BLAS at one
+    # thread: each thread its own rows
     out = np.empty((len(x), len(w)), np.result_type(x, w))
     team.run(Stage(len(w), lambda r: np.matmul(x, w[r].T, out=out[:, r])))
     return out

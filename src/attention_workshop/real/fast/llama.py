@@ -151,8 +151,8 @@ def forward(w, cfg, ids, past=None, hooks=None):  # float32 weights (or FileBloc
     if decode_step.applies(ids, past, hooks):  # a generated token: its own step
         return decode_step.step(w, cfg, ids, past)
     # the products' rows and the attention's blocks over the team's threads, the BLAS at one
-    # thread in each where _gemm.c runs the products (else the BLAS as the user set it); a
-    # one-token product's rows over the threads allowed
+    # thread in each (alone, the BLAS as the user set it, unless _gemm.c's threads run the
+    # products); a one-token product's rows over the threads allowed
     traces = []
 
     def trace(*args, **kwargs):  # a KeptTrace that the attention writes its weights into
@@ -160,7 +160,8 @@ def forward(w, cfg, ids, past=None, hooks=None):  # float32 weights (or FileBloc
         return traces[-1]  # the weights they were shown, then hand back others)
 
     allowed = threads_allowed()  # asked before the team holds the BLAS at one thread
-    with (Team(threads_for(len(ids)), hold_blas=gemm.compiled is not None) as team,
+    n = threads_for(len(ids))
+    with (Team(n, hold_blas=n > 1 or gemm.compiled is not None) as team,
           sharing(allowed), gemm.shared_by(team, allowed)):
         return llama.forward(w, cfg, ids, past, hooks,
                              attend=attention(team, () if hooks else traces),
