@@ -19,16 +19,17 @@
 
    The sum over n runs in order, one chain per output number: the same bits whatever the
    rows or tokens a call is given (so threads sharing a product's rows give the same bits
-   as one thread), but not OpenBLAS's bits. AVX-512 only (an x86-64-v4 CPU); elsewhere
-   available() is False and the caller uses numpy's product. */
+   as one thread), but not OpenBLAS's bits. Threads of its own share a product's rows (the
+   pool below). AVX-512 only (an x86-64-v4 CPU); elsewhere available() is False and the
+   caller uses numpy's product. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MR 32  /* tokens a tile (two registers of 16 floats) */
 #define NR 12  /* rows of W a tile */
