@@ -124,9 +124,9 @@ VECTOR_WIDTHS static void softmax_rows_f32(float *s, Py_ssize_t rows, Py_ssize_t
 /* A decoder's causal softmax: s is [heads, T, S] scores of T new tokens against S keys (the
    last T of them the new tokens'); row t keeps its first seen + t + 1 scores (every key up to
    its own; seen = S - T, or fewer where the rows are a block of a longer prompt's: fast/
-   llama.py's row blocks) and the rest become 0, which they would be as exp(-inf) after a mask: each kept
-   score lands in the same lane as in softmax_rows, so the weights are the same bits, without
-   the mask's pass and with half the exponentials at S = T. */
+   llama.py's row blocks) and the rest become 0, which they would be as exp(-inf) after a
+   mask: each kept score lands in the same lane as in softmax_rows, so the weights are the
+   same bits, without the mask's pass and with half the exponentials at S = T. */
 VECTOR_WIDTHS static void causal_softmax_f32(float *s, Py_ssize_t heads, Py_ssize_t T,
                                              Py_ssize_t S, float scale, Py_ssize_t seen) {
     for (Py_ssize_t h = 0; h < heads; h++)
@@ -757,8 +757,7 @@ static void team_grow(int size) {  /* called holding team_lock; may stop short o
    wake the workers that slept meanwhile (~50-100 us on a virtual machine's idle core). Any
    later call that has to wake one is: on a loaded machine a worker kept off its core falls
    asleep between calls. So a loaded machine stays close to one thread's time, and one that
-   quietens down gets its threads
-   back within a few tokens. */
+   quietens down gets its threads back within a few tokens. */
 static double alone_ns_per_weight[2];  /* [bits == 8], 0 until measured; under team_lock */
 static int team_measured = 1;  /* 0: every call of 2 CHUNK rows or more shared (for the tests) */
 static long team_shared_calls = 0;  /* calls whose rows were shared, since the module loaded */

@@ -131,7 +131,7 @@ def _blocks(value, shape):  # FileBlocks?, (rows, n) -> [quants, scales, offsets
     return [value.quants, value.scales, value.offsets]
 
 
-def rms_norm(x, weight, eps):  # [1, d_model] float32 -> [1, d_model]: layers.rms_norm
+def rms_norm(x, weight, eps):  # [rows, d_model] float32 -> [rows, d_model]: layers.rms_norm
     out = np.empty_like(x)
     kernels.compiled.rms_norm_row(x, weight, eps, out)
     return out

@@ -93,16 +93,18 @@ class KeptTrace(Trace):
     them there, and a point whose value already is its place is not copied (60 ms of 1.3 s
     at 512 tokens)."""
 
+    current = 0  # the layer running (the forward asks for its points as it starts)
+
     @staticmethod
     def empty(shape, dtype, name):
         return reusable(shape, dtype, f"llama {name}")
 
-    def layer(self, i):  # -> layer i's points (the forward asks as the layer starts)
+    def layer(self, i):  # -> layer i's points
         self.current = i
         return KeptLayer(self.out, i)
 
     def attention_slot(self, shape):  # [H, T, S] -> the current layer's weights' place, or None
-        slot = self.out["attentions"][getattr(self, "current", 0)]
+        slot = self.out["attentions"][self.current]
         return slot if slot.shape == shape and slot.dtype == np.float32 else None
 
 
@@ -111,27 +113,20 @@ class KeptLayer(TraceLayer):
         kept = KEPT.get(name)
         if kept is not None and value is not None:
             place = self.out[kept[0]][self.i + kept[1]]
-            if _is(value, place):
+            if isinstance(value, np.ndarray) and value.__array_interface__ == \
+                    place.__array_interface__:  # the same numbers in the same memory
                 return value
         return super().__call__(name, value)
-
-
-def _is(a, b):  # two numpy arrays -> whether they are the same numbers in the same memory
-    return (isinstance(a, np.ndarray) and a.shape == b.shape and a.strides == b.strides
-            and a.dtype == b.dtype
-            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
 
 
 def norm(x, weight, eps):  # [T, D] float32, [D], float -> [T, D]: llama.py's rms_norm
     """layers.rms_norm in one compiled pass a row (the sum of squares in another order: within
     float32's rounding of it); numpy's formula where the loop is not built, or where a square
     could overflow (it raises as numpy's does)."""
-    k = compiled_for(x, weight)
-    if k is None or x.ndim != 2 or weight.ndim != 1 or not -1e19 < x.min() <= x.max() < 1e19:
+    if (compiled_for(x, weight) is None or x.ndim != 2 or weight.ndim != 1
+            or not -1e19 < x.min() <= x.max() < 1e19):
         return rms_norm(x, weight, eps)
-    out = np.empty_like(x)
-    k.rms_norm_row(x, weight, eps, out)
-    return out
+    return decode_step.rms_norm(x, weight, eps)  # the compiled loop, a row at a time
 
 
 def turn(x, cos, sin):  # [H, T, d] float32, [T, d] float64 twice -> [H, T, d]
