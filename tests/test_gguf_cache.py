@@ -1,6 +1,7 @@
 """The GGUF's numbers kept on disk (real/formats/gguf_cache.py): a load through the cache
-gives the fresh read's numbers bit for bit; a partial, moved or changed entry is read afresh;
-a folder that cannot be written costs nothing but the time."""
+gives the fresh read's numbers bit for bit (float64's own entry, the same numbers widened); a
+partial, moved or changed entry is read afresh; a folder that cannot be written costs nothing
+but the time; two threads writing one entry at once leave it whole."""
 
 import os
 
@@ -42,10 +43,20 @@ def test_a_kept_load_equals_a_fresh_read(fresh, tmp_path, monkeypatch):
     assert calls == []
     same_model(first, fresh)
     same_model(second, fresh)
-    widened = read_gguf(smollm2_path(), dtype="float64")
-    for name, w in widened.weights.items():
-        assert w.dtype == np.float64 and np.array_equal(w, fresh.weights[name])
-    assert widened.blocks == {}
+    monkeypatch.undo()  # writes again, in the same folder
+    monkeypatch.setenv("ATTENTION_WORKSHOP_CACHE", str(tmp_path))
+    widened = read_gguf(smollm2_path(), dtype="float64")  # float32's entry, widened: its own
+    wide = gguf_cache.entry(smollm2_path(), "float64")
+    assert wide.parent == tmp_path and wide != place and (wide / "numbers.f64").stat().st_size \
+        == 2 * sum(w.nbytes for w in fresh.weights.values())
+    monkeypatch.setattr(gguf_cache, "write", lambda *a: calls.append(a))
+    mapped = read_gguf(smollm2_path(), dtype="float64")  # maps float64's entry
+    assert calls == []
+    for model in (widened, mapped):
+        assert model.blocks == {} and model.weights.keys() == fresh.weights.keys()
+        for name, w in model.weights.items():
+            assert w.dtype == np.float64 and np.array_equal(w, fresh.weights[name]), name
+    assert all(not w.flags.owndata for w in mapped.weights.values())  # the file's pages
     w = second.weights["model.norm.weight"]
     w[0] += 1.0  # copy on write: the entry's file keeps its numbers
     assert np.array_equal(read_gguf(smollm2_path()).weights["model.norm.weight"],
@@ -87,3 +98,33 @@ def test_which_files_are_kept_and_under_what_name(tmp_path, monkeypatch):
     monkeypatch.delenv("ATTENTION_WORKSHOP_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert gguf_cache.entry(big).parent == tmp_path / "xdg" / "attention-workshop"
+
+
+def test_two_threads_writing_one_entry_leave_it_whole(tmp_path):
+    """One writer held in the middle of its file while the other writes the entry whole: each
+    writes beside the entry under a name of its own, the first rename wins, nothing is left."""
+    import threading
+
+    place = tmp_path / "entry"
+    numbers = {"a": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.ones(4, np.float32)}
+    midway, go = threading.Event(), threading.Event()
+
+    class Held(dict):  # the numbers, handed out one tensor, then a wait
+        def items(self):
+            items = iter(dict.items(self))
+            yield next(items)
+            midway.set()
+            go.wait(10)
+            yield from items
+
+    held = threading.Thread(target=gguf_cache.write, args=(place, Held(numbers)))
+    held.start()
+    assert midway.wait(10)
+    gguf_cache.write(place, {name: w + 1 for name, w in numbers.items()})  # whole, renamed first
+    go.set()
+    held.join()
+    kept = gguf_cache.read(place)
+    assert kept.keys() == numbers.keys()
+    for name, w in numbers.items():
+        assert np.array_equal(kept[name], w + 1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["entry"]

@@ -98,11 +98,13 @@ def read_gguf(path, dtype="float32"):  # -> GGUFModel
         raise refuse("GGUF file", path, f"it holds the tensor '{printable(extra, 80)}', which "
                      "the Llama read here has no use for (biases, rotary scaling, experts)",
                      "give a plain Llama GGUF such as SmolLM2's")
-    numbers = kept(path, lambda: {name: _numbers(gguf, name, config) for name in names})
+    numbers = kept(path, lambda: {name: _numbers(gguf, name, config) for name in names}, dtype)
     weights, blocks = {}, {}
     for name in names:
         w = numbers[name].astype(dtype, copy=False)  # float64: float32's numbers, widened
         weights[transformers_name(name)] = w
+        if w.dtype != np.float32:
+            continue  # the file's blocks are kept beside float32's matrices only
         kept_as = kept_blocks(_rows(gguf, name, config), gguf.tensors[name].qtype, w)
         if kept_as is not w:  # float32's 4- and 8-bit matrices (a one-token step reads them)
             blocks[transformers_name(name)] = kept_as
