@@ -4,14 +4,15 @@ Writes sections [S10]-[S15] (log lines 126-167 today; docs and notebooks cite th
 "results.log [S13] lines 2-4", so a module inserted before this one moves none of them).
 Every number it keeps is computed in float64 with one BLAS thread, so every printed digit,
 and every greedy token, is the same on every run and machine. Only the writing is drafted
-in float32 (the accelerator, several times faster a token), on a second thread, and then
-checked by one float64 pass, which gives the numbers (real/checked_generation.py). Float32
+in float32 (the accelerator, several times faster a token), beside the float64 passes on
+two threads, and then checked by one float64 pass, which gives the numbers
+(real/checked_generation.py). The float64 weights are mapped from the cache that holds the
+GGUF's numbers (real/formats/gguf_cache.py), not widened again in memory at every run. Float32
 alone would not do for the rest: its weights differ from float64's by up to 2e-6, and
 [S12]'s 0.894 (L1 H2) is 0.8935046 in float64, 5e-6 from rounding to 0.893.
 """
 
-import dataclasses
-from concurrent.futures import Future
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -214,46 +215,45 @@ def log_scaling(log, model, text_run):
             f"{softmax(s / np.sqrt(d)).max(axis=-1).mean():.3f}")
 
 
-def widened(model, threads=1):  # float32 Model -> the same Model in float64, without its blocks
-    """load_model(MODEL, dtype=np.float64) without reading the file again: a GGUF's numbers
-    are float32 as dequantized (gguf_checkpoint._numbers), so widening them is exact. The
-    tensors are widened on `threads` threads (numpy's cast runs without Python's lock)."""
-    from concurrent.futures import ThreadPoolExecutor
+def repeated_patterns(model):  # float64 Model -> (its run on [S14]'s sequence, {kind: HeadScores})
+    from attention_workshop.real.analysis.head_patterns import patterns, sequence_for
 
-    names = list(model.weights)
-    with ThreadPoolExecutor(max(1, threads), thread_name_prefix="widening") as pool:
-        wide = pool.map(lambda name: model.weights[name].astype(np.float64), names)
-        return dataclasses.replace(model, blocks={}, weights=dict(zip(names, wide, strict=True)))
+    repeated = model.run(sequence_for(model)[0])  # one run of the repeated sequence serves
+    return repeated, patterns(model, ("induction", "previous", "sink"), TOP, repeated)  # each kind
 
 
 def run(log, earlier):
     """Log Module 4 (it reads no earlier module, but follows their log lines)."""
     from attention_workshop.real import load_model
-    from attention_workshop.real.analysis.head_patterns import patterns as scored
-    from attention_workshop.real.analysis.head_patterns import sequence_for
-    from attention_workshop.real.blas_threads import one_blas_thread, threads_allowed
-    from attention_workshop.real.checked_generation import generated_aside
+    from attention_workshop.real.blas_threads import one_blas_thread
+    from attention_workshop.real.checked_generation import checked, draft
 
     log.expect_section(10)  # its first line heads [S10], wherever the modules before it end
     fast = load_model(MODEL)  # float32 with the file's 4- and 8-bit blocks: it drafts the writing
-    allowed = threads_allowed()
-    wide = Future()  # the float64 model, made below while the drafts are written
-    with one_blas_thread():  # a core for the writing, one for the rest (checked_generation.py)
-        # the second thread: the writing (drafted in float32 at once, checked in float64 once
-        # it is made), then [S15]'s text (its share of the float64 passes)
-        writing = generated_aside(wide.result, fast, [(PROMPT, NEW_TOKENS[0], False),
-                                                      (QUESTION, NEW_TOKENS[1], True)],
-                                  then=[lambda: wide.result().run(TEXT)])
-        try:
-            model = widened(fast, allowed)  # float64: identical digits everywhere
-        except BaseException as exc:
-            wide.set_exception(exc)  # the second thread stops too
-            raise
-        wide.set_result(model)
-        repeated = model.run(sequence_for(model)[0])  # one run of the repeated sequence serves
-        patterns = scored(model, ("induction", "previous", "sink"), TOP, repeated)  # each kind
-        runs = {sentence: model.run(sentence) for sentence in (SENT_RIVER, SENT_MONEY)}
-        prompt, answer, text_run = writing.result()  # float64's own numbers
+    # Two workers take the tasks in the order submitted, each the next one as it comes free:
+    # the drafts of the writing (float32) and the float64 model's load (mapped from the
+    # cache: Python's work mostly, so not beside another load), then the float64 passes,
+    # longest first. A task waits only for tasks submitted before it (started already), so
+    # the two never wait for each other in a circle, and whichever is first free takes the
+    # next pass, however long each takes on this machine. Each product on one BLAS thread
+    # (held around both), so every digit is that of a run alone, whichever worker ran it.
+    pool = ThreadPoolExecutor(2, thread_name_prefix="module4")
+    try:
+        with one_blas_thread():
+            plain_draft = pool.submit(draft, fast, PROMPT, NEW_TOKENS[0])
+            wide = pool.submit(load_model, MODEL, dtype=np.float64)  # identical digits anywhere
+            drafts = [plain_draft, pool.submit(draft, fast, QUESTION, NEW_TOKENS[1], chat=True)]
+            scored = pool.submit(lambda: repeated_patterns(wide.result()))
+            chat = pool.submit(lambda: checked(wide.result(), drafts[1].result()))
+            text = pool.submit(lambda: wide.result().run(TEXT))
+            plain = pool.submit(lambda: checked(wide.result(), drafts[0].result()))
+            runs = {s: pool.submit(lambda s=s: wide.result().run(s)) for s in (SENT_RIVER,
+                                                                               SENT_MONEY)}
+            model, (repeated, patterns) = wide.result(), scored.result()
+            prompt, answer, text_run = plain.result(), chat.result(), text.result()
+            runs = {s: r.result() for s, r in runs.items()}
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # an error: the tasks not begun dropped
     log_model(log, model, runs)
     rotary = log_rotary(log, model, runs[SENT_RIVER])
     to_topic = log_bank(log, runs, patterns)

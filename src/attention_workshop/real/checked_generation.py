@@ -43,32 +43,6 @@ def draft(fast, prompt, tokens=32, chat=False):  # float32 Model -> Draft
     return Draft(prompt, tokens, chat, ids, generate(fast, prompt, tokens, chat, ids=ids).new_ids)
 
 
-def generated_aside(precise, fast, requests, then=()):
-    # float64 Model (or a function giving it), float32 Model, [(prompt, tokens, chat)],
-    # [callable] -> Future of [decode.Generation, ..., then's results]
-    """generate_checked for each request, then each of `then` (more float64 passes the
-    caller hands over, to share the work out), on a second thread while the caller runs its
-    own float64 passes (numpy's products run without Python's lock: on two cores both go at
-    once). `precise` may be a function that returns the float64 model (a Future's result):
-    it is asked for only once every draft is written, so the drafts start while the caller
-    still makes it. The caller holds the BLAS at one thread around both
-    (blas_threads.one_blas_thread), so no product ever sees a second BLAS thread, whatever
-    the drafts' passes set and restore, and each product's digits are those of a run alone.
-    Example: generated_aside(m64, m32, [("The river bank was", 16, False)]).result()[0]
-    .new_ids."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    def work():
-        drafts = [draft(fast, *r) for r in requests]
-        model = precise() if callable(precise) else precise
-        return [checked(model, d) for d in drafts] + [more() for more in then]
-
-    pool = ThreadPoolExecutor(1, thread_name_prefix="checked generation")
-    future = pool.submit(work)
-    pool.shutdown(wait=False)  # its thread ends once the generations are made
-    return future
-
-
 def generate_checked(precise, fast, prompt, tokens=32, chat=False):  # -> decode.Generation
     """`precise` (float64) and `fast` (the same weights in float32) -> precise's greedy
     generation. Example: a draft whose step 3 float64 would write differently -> precise's
