@@ -193,6 +193,8 @@ def check_finite(name, out):  # forward's dict of arrays -> None, or WorkshopErr
     tests/test_real_model.py checks that claim on every family.
     """
     hidden, attentions = out["hidden_states"], out["attentions"]  # [L + 1, T, D], [L, H, T, T]
+    if isinstance(hidden, np.ndarray) and all_finite(hidden):  # one sum for all (a generated
+        return  # token: 31 sums of 576 numbers were ~0.1 ms of its ~6)
     for i in range(len(hidden)):  # all_finite: one summing pass, no boolean copy
         if all_finite(hidden[i]):
             continue
