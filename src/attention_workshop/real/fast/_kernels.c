@@ -391,12 +391,15 @@ AVX2 static void q4_tokens_avx2(const uint8_t *q, const float *scales, const flo
 AVX512 static inline void block_weights(int bits, const void *q, float d, float m, __m512 *wl,
                                         __m512 *wh) {
     __m512 dv = _mm512_set1_ps(d);
-    if (bits == 4) {  /* 16 bytes: the low halves of the bytes, then the high halves */
-        const __m128i low = _mm_set1_epi8(15), v = _mm_loadu_si128((const __m128i *)q);
+    if (bits == 4) {  /* 16 bytes: the low halves of the bytes, then the high halves; each
+                         weight picked from the block's 16 possible ones (q4_rows_avx512) */
+        const __m128i v = _mm_loadu_si128((const __m128i *)q);
         __m512 mv = _mm512_set1_ps(m);
-        *wl = _mm512_fmadd_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(v, low))), mv);
-        *wh = _mm512_fmadd_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
-            _mm_and_si128(_mm_srli_epi16(v, 4), low))), mv);
+        __m512 table = _mm512_fmadd_ps(dv, _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+                                                          12, 13, 14, 15), mv);  /* d k + m */
+        __m512i nibbles = _mm512_cvtepu8_epi32(v);  /* vpermps reads an index's low 4 bits */
+        *wl = _mm512_permutexvar_ps(nibbles, table);
+        *wh = _mm512_permutexvar_ps(_mm512_srli_epi32(nibbles, 4), table);
     } else {  /* 32 signed bytes */
         *wl = _mm512_mul_ps(dv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
             _mm_loadu_si128((const __m128i *)q))));
@@ -407,12 +410,56 @@ AVX512 static inline void block_weights(int bits, const void *q, float d, float 
 
 /* The AVX-512 machines' version, 4- or 8-bit blocks: each token's sums in the order of the
    one-token loops above (two chains of 16 lanes per row, the same fused multiply-adds, the
-   same final sum), so a prompt's product gives the bits a generated token's gets. */
+   same final sum), so a prompt's product gives the bits a generated token's gets. Rows go
+   in pairs, 4 tokens a pass: an x block loaded once feeds both rows' multiply-adds, and 4
+   tokens of x (24 KB at n = 1536) stay in a 32 KB L1 through the pair's blocks. On the
+   EPYC (Zen 4), SmolLM2's 30 layers' products, 16 tokens: 13.4 -> 10.8 ms on one thread
+   (one row 8 tokens a pass, as before; 2 to 23 tokens all 12-20% faster). */
+#define PAIR_GROUP 4
 AVX512 static void tokens_avx512(int bits, const void *q, const float *scales, const float *mins,
                                  const float *x, float *out, Py_ssize_t rows, Py_ssize_t n,
                                  Py_ssize_t T, Py_ssize_t out_stride) {
     Py_ssize_t nb = n / 32, block_bytes = 4 * bits, row_bytes = nb * block_bytes;
-    for (Py_ssize_t r = 0; r < rows; r++) {
+    Py_ssize_t r0 = 0;
+    for (; r0 + 2 <= rows; r0 += 2) {  /* rows in pairs, PAIR_GROUP tokens a pass */
+        const uint8_t *q0 = (const uint8_t *)q + r0 * row_bytes, *q1 = q0 + row_bytes;
+        Py_ssize_t ahead = AHEAD_OF(r0, rows), ahead1 = AHEAD_OF(r0 + 1, rows);
+        for (Py_ssize_t t0 = 0; t0 < T; t0 += PAIR_GROUP) {
+            Py_ssize_t g = T - t0 < PAIR_GROUP ? T - t0 : PAIR_GROUP;
+            __m512 lo0[PAIR_GROUP], hi0[PAIR_GROUP], lo1[PAIR_GROUP], hi1[PAIR_GROUP];
+            for (int t = 0; t < PAIR_GROUP; t++)
+                lo0[t] = hi0[t] = lo1[t] = hi1[t] = _mm512_setzero_ps();
+            for (Py_ssize_t b = 0; b < nb; b++) {
+                if (t0 == 0 && (b * block_bytes) % 64 == 0) {
+                    prefetch_row(q, row_bytes, ahead, b * block_bytes);
+                    prefetch_row(q, row_bytes, ahead1, b * block_bytes);
+                }
+                for (int k = 0; k < 2 && t0 == 0 && (b & 15) == 0; k++) {
+                    prefetch_row(scales, nb * 4, k ? ahead1 : ahead, b * 4);
+                    if (mins) prefetch_row(mins, nb * 4, k ? ahead1 : ahead, b * 4);
+                }
+                __m512 wl0, wh0, wl1, wh1;
+                block_weights(bits, q0 + b * block_bytes, scales[r0 * nb + b],
+                              mins ? mins[r0 * nb + b] : 0.0f, &wl0, &wh0);
+                block_weights(bits, q1 + b * block_bytes, scales[(r0 + 1) * nb + b],
+                              mins ? mins[(r0 + 1) * nb + b] : 0.0f, &wl1, &wh1);
+                for (Py_ssize_t t = 0; t < g; t++) {
+                    const float *xb = x + (t0 + t) * n + b * 32;
+                    __m512 xl = _mm512_loadu_ps(xb), xh = _mm512_loadu_ps(xb + 16);
+                    lo0[t] = _mm512_fmadd_ps(wl0, xl, lo0[t]);
+                    hi0[t] = _mm512_fmadd_ps(wh0, xh, hi0[t]);
+                    lo1[t] = _mm512_fmadd_ps(wl1, xl, lo1[t]);
+                    hi1[t] = _mm512_fmadd_ps(wh1, xh, hi1[t]);
+                }
+            }
+            for (Py_ssize_t t = 0; t < g; t++) {
+                float *o = out + (t0 + t) * out_stride + r0;
+                o[0] = _mm512_reduce_add_ps(_mm512_add_ps(lo0[t], hi0[t]));
+                o[1] = _mm512_reduce_add_ps(_mm512_add_ps(lo1[t], hi1[t]));
+            }
+        }
+    }
+    for (Py_ssize_t r = r0; r < rows; r++) {  /* an odd last row: alone, 8 tokens a pass */
         const uint8_t *qr = (const uint8_t *)q + r * row_bytes;
         Py_ssize_t ahead = AHEAD_OF(r, rows);
         for (Py_ssize_t t0 = 0; t0 < T; t0 += TOKEN_GROUP) {
