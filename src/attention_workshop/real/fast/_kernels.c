@@ -353,7 +353,8 @@ AVX2 static void q8_rows_avx2(const int8_t *q, const float *scales, const float 
    made once (gguf's numbers, as above), then multiplied into up to 8 tokens' sums, so a block
    is read and widened once for 8 tokens instead of once for each (the BLAS's float32
    product reads 4 bytes a weight). A token's row is summed in another order than the
-   one-token loop's: one chain of fused multiply-adds per 8 lanes. */
+   one-token loop's: one chain of fused multiply-adds per 8 lanes. (AVX-512's, below, takes
+   rows in pairs, 4 tokens a pass, in the one-token loop's order.) */
 #define TOKEN_GROUP 8
 AVX2 static void q4_tokens_avx2(const uint8_t *q, const float *scales, const float *mins,
                                 const float *x, float *out, Py_ssize_t rows, Py_ssize_t n,

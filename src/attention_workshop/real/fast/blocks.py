@@ -103,7 +103,7 @@ class Transposed:
             kernels.compiled.blocks_times_vector(w.quants, w.scales, w.offsets,
                                                  np.ascontiguousarray(x[0]), out[0], None,
                                                  threads())
-        else:  # a short prompt: each block's weights made once for 8 tokens
+        else:  # a short prompt: each block's weights made once for 4 or 8 tokens
             kernels.compiled.blocks_times_tokens(w.quants, w.scales, w.offsets,
                                                  np.ascontiguousarray(x), out, None, threads())
         return out
