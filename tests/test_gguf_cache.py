@@ -1,8 +1,10 @@
 """The GGUF's numbers kept on disk (real/formats/gguf_cache.py): a load through the cache
 gives the fresh read's numbers bit for bit (float64's own entry, the same numbers widened); a
 partial, moved or changed entry is read afresh; a folder that cannot be written costs nothing
-but the time; two threads writing one entry at once leave it whole."""
+but the time; two threads writing one entry at once leave it whole; a new entry removes those
+whose file is gone or changed."""
 
+import json
 import os
 
 import numpy as np
@@ -128,3 +130,43 @@ def test_two_threads_writing_one_entry_leave_it_whole(tmp_path):
     for name, w in numbers.items():
         assert np.array_equal(kept[name], w + 1)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["entry"]
+
+
+def test_a_new_entry_removes_those_whose_file_is_gone_or_changed(tmp_path, monkeypatch):
+    """Each entry records the file it was made from; writing one removes the entries whose
+    file is gone, changed or unrecorded, and half-written ones a day old: nothing else."""
+    kept_in = tmp_path / "kept"
+    monkeypatch.setenv("ATTENTION_WORKSHOP_CACHE", str(kept_in))
+    monkeypatch.setattr(gguf_cache, "CACHE_FROM", 1)
+    numbers = {"w": np.arange(6, dtype=np.float32).reshape(2, 3)}
+    files = {}
+    for name in ("gone", "changed", "same", "new"):
+        files[name] = tmp_path / f"{name}.gguf"
+        files[name].write_bytes(name.encode())
+    for name in ("gone", "changed", "same"):  # an entry each, through a load
+        assert gguf_cache.kept(files[name], lambda: numbers)["w"].tolist() == [[0, 1, 2],
+                                                                              [3, 4, 5]]
+    wide = gguf_cache.entry(files["same"], "float64")
+    gguf_cache.kept(files["same"], lambda: numbers, "float64")
+    places = {name: gguf_cache.entry(files[name]) for name in files}
+    index = json.loads((places["same"] / "index.json").read_text())
+    assert index["source"] == {"path": str(files["same"].resolve()), "size": 4,
+                               "mtime_ns": files["same"].stat().st_mtime_ns}
+    files["gone"].unlink()
+    os.utime(files["changed"], ns=(0, 10**9))  # since its entry was written
+    legacy = kept_in / f"gguf-{'a' * 24}"  # written before entries named their file
+    legacy.mkdir()
+    (legacy / "index.json").write_text('{"format": 1, "bytes": 0, "tensors": []}')
+    old_part, new_part = (kept_in / f"gguf-{c * 24}.1.2.part" for c in "bc")
+    for part in (old_part, new_part):
+        part.mkdir()
+    os.utime(old_part, (0, 0))  # a writer killed long ago; new_part: one writing now
+    others = [kept_in / "llama.cpp", kept_in / f"gguf-{'d' * 23}"]  # not entries
+    for other in others:
+        other.mkdir()
+    before = set(kept_in.iterdir())
+    gguf_cache.kept(files["new"], lambda: numbers)  # writes an entry: the folder is pruned
+    removed = before - set(kept_in.iterdir())
+    assert removed == {places["gone"], places["changed"], legacy, old_part}
+    assert set(kept_in.iterdir()) == {places["same"], wide, places["new"], new_part, *others}
+    assert gguf_cache.read(places["same"])["w"].tolist() == numbers["w"].tolist()

@@ -9,7 +9,11 @@ widening them in memory took 0.3-1.5 s on the Xeon of docs/benchmarks.md (most o
 kernel clearing 1 GB of fresh pages), mapping the kept file 0.1 s. Only a GGUF of CACHE_FROM
 bytes or more is kept (a test's small file is read as before). An entry is named by the
 GGUF's path, size and modification time, by FORMAT and by its dtype: a changed or moved file
-is read afresh. The folder may be deleted at any time.
+is read afresh. Each entry records that source, and writing a new entry removes the entries
+whose file is gone or has changed since (or that name none: written before this was), and
+half-written ones a day old (a writer killed midway): a reinstalled package or a deleted
+copy of the model does not leave 1.6 GB behind each time (seen: ten SmolLM2 entries, 5 GB,
+in one cache). The folder may be deleted at any time.
 
 The folder: $ATTENTION_WORKSHOP_CACHE if set (set and empty: nothing is kept), else
 $XDG_CACHE_HOME/attention-workshop, else ~/.cache/attention-workshop.
@@ -23,14 +27,18 @@ import hashlib
 import json
 import mmap
 import os
+import re
 import shutil
 import threading
+import time
 from pathlib import Path
 
 FORMAT = 1  # what an entry holds and how: a change here names every entry anew
 CACHE_FROM = 64 * 2**20  # bytes: smaller GGUF files are dequantized at every load
 ALIGN = 64  # each array starts at a multiple of this many bytes in the numbers' file
 FILES = {"float32": "numbers.f32", "float64": "numbers.f64"}  # an entry's numbers, by dtype
+ENTRY = re.compile(r"gguf-[0-9a-f]{24}")  # an entry's folder; ".part" after it: being written
+PART_AGE = 24 * 3600  # seconds: a half-written entry this old was left by a killed writer
 
 
 def folder():  # -> Path, or None when the environment turns the cache off
@@ -41,16 +49,21 @@ def folder():  # -> Path, or None when the environment turns the cache off
     return Path(base) / "attention-workshop"
 
 
+def source(path):  # GGUF path -> {"path", "size", "mtime_ns"}: what an entry was made from
+    info = Path(path).stat()
+    return {"path": str(Path(path).resolve()), "size": info.st_size, "mtime_ns": info.st_mtime_ns}
+
+
 def entry(path, dtype="float32"):  # GGUF path -> the folder its numbers are kept in, or None
     """Example: a 113 MB file -> ~/.cache/attention-workshop/gguf-3f2a...; a 2 KB one -> None.
     A float64 entry is another folder (float32's keeps the name it had before float64's)."""
     where = folder()
     if where is None:
         return None
-    info = Path(path).stat()
-    if info.st_size < CACHE_FROM:
+    made_from = source(path)
+    if made_from["size"] < CACHE_FROM:
         return None
-    name = f"{Path(path).resolve()}|{info.st_size}|{info.st_mtime_ns}|{FORMAT}"
+    name = f"{made_from['path']}|{made_from['size']}|{made_from['mtime_ns']}|{FORMAT}"
     name += "" if dtype == "float32" else f"|{dtype}"
     return where / f"gguf-{hashlib.sha256(name.encode()).hexdigest()[:24]}"
 
@@ -71,7 +84,7 @@ def kept(path, dequantize, dtype="float32"):
     else:  # float32's numbers (kept or made), widened: exact
         numbers = {name: w.astype(dtype) for name, w in kept(path, dequantize).items()}
     if place is not None:
-        write(place, numbers, dtype)
+        write(place, numbers, dtype, source(path))
     return numbers
 
 
@@ -91,10 +104,11 @@ def read(place, dtype="float32"):  # -> {name: array} mapped from the entry, or 
             for name, shape, offset in index["tensors"]}
 
 
-def write(place, numbers, dtype="float32"):  # -> None: the entry written whole, or nothing
-    #                                            (no room, no right)
+def write(place, numbers, dtype="float32", made_from=None):
+    # -> None: the entry written whole, or nothing (no room, no right); made_from: source()
     """Written beside it first, then renamed into place: a reader never sees half an entry,
-    and of two processes (or threads) writing at once, the first to rename wins."""
+    and of two processes (or threads) writing at once, the first to rename wins. Then the
+    folder's stale entries are removed (prune)."""
     import numpy as np
 
     part = place.with_name(f"{place.name}.{os.getpid()}.{threading.get_ident()}.part")
@@ -110,9 +124,51 @@ def write(place, numbers, dtype="float32"):  # -> None: the entry written whole,
                 offset += w.size * np.dtype(dtype).itemsize
             f.truncate(offset)
         (part / "index.json").write_text(json.dumps({"format": FORMAT, "bytes": offset,
-                                                     "tensors": tensors}))
+                                                     "tensors": tensors, "source": made_from}))
         part.rename(place)
     except OSError:
-        pass
+        return
     finally:
         shutil.rmtree(part, ignore_errors=True)
+    prune(place)
+
+
+def prune(keep):  # an entry just written -> None: its folder's stale entries removed
+    """Stale: the file an entry was made from is gone, or its size or modification time is
+    no longer the recorded one, or the entry records none; a ".part" folder (an entry being
+    written) PART_AGE old. Anything else in the folder (llama.cpp's build) is left alone. A
+    process still mapping a removed entry keeps its pages (Linux frees them once unmapped)."""
+    try:
+        places = list(keep.parent.iterdir())
+    except OSError:
+        return
+    for place in places:
+        name = place.name
+        if place == keep or not ENTRY.fullmatch(name.split(".")[0]):
+            continue
+        if name != name.split(".")[0]:  # "<entry>.<pid>.<thread>.part"
+            stale = name.endswith(".part") and _age(place) > PART_AGE
+        else:
+            stale = _stale(place)
+        if stale:
+            shutil.rmtree(place, ignore_errors=True)
+
+
+def _stale(place):  # an entry's folder -> True if the file it was made from is gone or changed
+    try:
+        made_from = json.loads((place / "index.json").read_text()).get("source")
+    except (OSError, ValueError, AttributeError):
+        return False  # unreadable now: maybe being replaced; a later write looks again
+    if not isinstance(made_from, dict):
+        return True
+    try:
+        return source(made_from["path"]) != made_from
+    except (OSError, KeyError, TypeError, ValueError):
+        return True
+
+
+def _age(place):  # -> seconds since place last changed (0 if it cannot be read)
+    try:
+        return time.time() - place.stat().st_mtime
+    except OSError:
+        return 0.0
