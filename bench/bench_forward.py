@@ -234,13 +234,20 @@ def print_memory(memory, T):  # {side: the worker's "memory" reply}, tokens -> N
               f"{m['peak'] - m['before']:6.1f}")
 
 
-def machine():
+def machine():  # -> "AMD EPYC (family 25 model 17, AVX-512), 2 cores; load average 0.23"
+    """lscpu's name alone is not the machine: two "AMD EPYC" here were a Zen 2 without
+    AVX-512 and a Zen 4 with it, and the kernels run other versions on each."""
     try:
         text = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        model = next(line.split(":", 1)[1].strip() for line in text.splitlines()
-                     if line.startswith("Model name"))
-    except (OSError, StopIteration):
-        model = "unknown CPU"
+    except OSError:
+        text = ""
+    fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+    fields = {key.strip(): value.strip() for key, value in fields.items()}
+    model = fields.get("Model name", "unknown CPU")
+    flags = set(fields.get("Flags", "").split())
+    simd = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
+    if "CPU family" in fields and "Model" in fields:
+        model += f" (family {fields['CPU family']} model {fields['Model']}, {simd})"
     return f"{model}, {os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}"
 
 
