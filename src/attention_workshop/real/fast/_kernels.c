@@ -649,6 +649,74 @@ VECTOR_WIDTHS static void attend_cached_plain(const float *q, const float *keys,
     }
 }
 
+#ifdef BLOCK_SIMD
+/* The same on AVX-512 for head sizes of 16 to 128 in steps of 16: a score is 16 lanes of
+   multiply-adds and one sum (8 lanes and 7 scalar adds above), a head's output sums stay
+   in registers over the keys (above, in memory), and the keys are prefetched KEYS_AHEAD
+   rows on. SmolLM2's 30 layers (9 heads over 3) at 470 cached tokens: 1.56-1.66 -> 1.04-1.31
+   ms on the EPYC (Zen 4), one process alternating builds; 40 tokens 0.15 -> 0.12, 1000
+   3.4-3.9 -> 3.2-3.4. The sums' order differs from the plain loop's, within float32's
+   rounding (tests/test_fast_decode_step.py holds both to the float64 formula: a head size
+   of 24 runs the plain loop here). The cache's 21.7 MB at 470 tokens would take 0.7 ms at
+   one core's streaming rate: what is left is the computation. */
+#define KEYS_AHEAD 16
+AVX512 static void attend_cached_avx512(const float *q, const float *keys, const float *values,
+                                        float *weights, float *z, Py_ssize_t H, Py_ssize_t K,
+                                        Py_ssize_t room, Py_ssize_t S, Py_ssize_t d,
+                                        float scale) {
+    Py_ssize_t G = H / K, C = d / 16;  /* C <= 8 chunks of 16 features */
+    for (Py_ssize_t kv = 0; kv < K; kv++) {
+        const float *kh = keys + kv * room * d, *vh = values + kv * room * d;
+        const float *qg = q + kv * G * d;
+        float *wg = weights + kv * G * S, *zg = z + kv * G * d;
+        for (Py_ssize_t s = 0; s < S; s++) {  /* a key read once for the G query heads */
+            const float *key = kh + s * d;
+            for (Py_ssize_t c = 0; c < C; c++) {  /* a key KEYS_AHEAD on (a hint: past the
+                                                     cache's end it faults nothing) and the
+                                                     value, read after the softmax */
+                _mm_prefetch((const char *)(key + KEYS_AHEAD * d + 16 * c), _MM_HINT_T0);
+                _mm_prefetch((const char *)(vh + s * d + 16 * c), _MM_HINT_T1);
+            }
+            for (Py_ssize_t g = 0; g < G; g++) {
+                const float *qh = qg + g * d;
+                __m512 acc = _mm512_mul_ps(_mm512_loadu_ps(qh), _mm512_loadu_ps(key));
+                for (Py_ssize_t c = 1; c < C; c++)
+                    acc = _mm512_fmadd_ps(_mm512_loadu_ps(qh + 16 * c),
+                                          _mm512_loadu_ps(key + 16 * c), acc);
+                wg[g * S + s] = _mm512_reduce_add_ps(acc);
+            }
+        }
+        causal_softmax_f32(wg, G, 1, S, scale, S - 1);
+        for (Py_ssize_t g = 0; g < G; g++) {  /* z_g = sum over s of w[g, s] v_s */
+            __m512 sums[8];
+            for (Py_ssize_t c = 0; c < C; c++) sums[c] = _mm512_setzero_ps();
+            const float *w = wg + g * S;
+            for (Py_ssize_t s = 0; s < S; s++) {
+                __m512 ws = _mm512_set1_ps(w[s]);
+                for (Py_ssize_t c = 0; c < C; c++)
+                    sums[c] = _mm512_fmadd_ps(ws, _mm512_loadu_ps(vh + s * d + 16 * c),
+                                              sums[c]);
+            }
+            for (Py_ssize_t c = 0; c < C; c++) _mm512_storeu_ps(zg + g * d + 16 * c, sums[c]);
+        }
+    }
+}
+#endif
+
+static void attend_cached_f32(const float *q, const float *keys, const float *values,
+                              float *weights, float *z, Py_ssize_t H, Py_ssize_t K,
+                              Py_ssize_t room, Py_ssize_t S, Py_ssize_t d, float scale) {
+#ifdef BLOCK_SIMD
+    static int avx512 = -1;
+    if (avx512 < 0) avx512 = has_version(WITH_AVX512);
+    if (avx512 && d % 16 == 0 && d <= 128) {
+        attend_cached_avx512(q, keys, values, weights, z, H, K, room, S, d, scale);
+        return;
+    }
+#endif
+    attend_cached_plain(q, keys, values, weights, z, H, K, room, S, d, scale);
+}
+
 /* --- A team of threads for blocks_times_vector: the output rows in chunks, taken in turn ---
 
    A generated token makes ~200 of these products, each 10-80 us of work, so the team's
@@ -897,74 +965,6 @@ static void block_rows_shared(const block_job *job, int threads) {
    stacking changes no bit). The caller keeps those arrays alive and checked. */
 enum { PLAN_NORM1, PLAN_QKV, PLAN_O = PLAN_QKV + 3, PLAN_NORM2 = PLAN_O + 3, PLAN_GATE_UP,
        PLAN_DOWN = PLAN_GATE_UP + 3, PLAN_FIELDS = PLAN_DOWN + 3 };
-
-#ifdef BLOCK_SIMD
-/* The same on AVX-512 for head sizes of 16 to 128 in steps of 16: a score is 16 lanes of
-   multiply-adds and one sum (8 lanes and 7 scalar adds above), a head's output sums stay
-   in registers over the keys (above, in memory), and the keys are prefetched KEYS_AHEAD
-   rows on. SmolLM2's 30 layers (9 heads over 3) at 470 cached tokens: 1.56-1.66 -> 1.04-1.31
-   ms on the EPYC (Zen 4), one process alternating builds; 40 tokens 0.15 -> 0.12, 1000
-   3.4-3.9 -> 3.2-3.4. The sums' order differs from the plain loop's, within float32's
-   rounding (tests/test_fast_decode_step.py holds both to the float64 formula: a head size
-   of 24 runs the plain loop here). The cache's 21.7 MB at 470 tokens would take 0.7 ms at
-   one core's streaming rate: what is left is the computation. */
-#define KEYS_AHEAD 16
-AVX512 static void attend_cached_avx512(const float *q, const float *keys, const float *values,
-                                        float *weights, float *z, Py_ssize_t H, Py_ssize_t K,
-                                        Py_ssize_t room, Py_ssize_t S, Py_ssize_t d,
-                                        float scale) {
-    Py_ssize_t G = H / K, C = d / 16;  /* C <= 8 chunks of 16 features */
-    for (Py_ssize_t kv = 0; kv < K; kv++) {
-        const float *kh = keys + kv * room * d, *vh = values + kv * room * d;
-        const float *qg = q + kv * G * d;
-        float *wg = weights + kv * G * S, *zg = z + kv * G * d;
-        for (Py_ssize_t s = 0; s < S; s++) {  /* a key read once for the G query heads */
-            const float *key = kh + s * d;
-            for (Py_ssize_t c = 0; c < C; c++) {  /* a key KEYS_AHEAD on (a hint: past the
-                                                     cache's end it faults nothing) and the
-                                                     value, read after the softmax */
-                _mm_prefetch((const char *)(key + KEYS_AHEAD * d + 16 * c), _MM_HINT_T0);
-                _mm_prefetch((const char *)(vh + s * d + 16 * c), _MM_HINT_T1);
-            }
-            for (Py_ssize_t g = 0; g < G; g++) {
-                const float *qh = qg + g * d;
-                __m512 acc = _mm512_mul_ps(_mm512_loadu_ps(qh), _mm512_loadu_ps(key));
-                for (Py_ssize_t c = 1; c < C; c++)
-                    acc = _mm512_fmadd_ps(_mm512_loadu_ps(qh + 16 * c),
-                                          _mm512_loadu_ps(key + 16 * c), acc);
-                wg[g * S + s] = _mm512_reduce_add_ps(acc);
-            }
-        }
-        causal_softmax_f32(wg, G, 1, S, scale, S - 1);
-        for (Py_ssize_t g = 0; g < G; g++) {  /* z_g = sum over s of w[g, s] v_s */
-            __m512 sums[8];
-            for (Py_ssize_t c = 0; c < C; c++) sums[c] = _mm512_setzero_ps();
-            const float *w = wg + g * S;
-            for (Py_ssize_t s = 0; s < S; s++) {
-                __m512 ws = _mm512_set1_ps(w[s]);
-                for (Py_ssize_t c = 0; c < C; c++)
-                    sums[c] = _mm512_fmadd_ps(ws, _mm512_loadu_ps(vh + s * d + 16 * c),
-                                              sums[c]);
-            }
-            for (Py_ssize_t c = 0; c < C; c++) _mm512_storeu_ps(zg + g * d + 16 * c, sums[c]);
-        }
-    }
-}
-#endif
-
-static void attend_cached_f32(const float *q, const float *keys, const float *values,
-                              float *weights, float *z, Py_ssize_t H, Py_ssize_t K,
-                              Py_ssize_t room, Py_ssize_t S, Py_ssize_t d, float scale) {
-#ifdef BLOCK_SIMD
-    static int avx512 = -1;
-    if (avx512 < 0) avx512 = has_version(WITH_AVX512);
-    if (avx512 && d % 16 == 0 && d <= 128) {
-        attend_cached_avx512(q, keys, values, weights, z, H, K, room, S, d, scale);
-        return;
-    }
-#endif
-    attend_cached_plain(q, keys, values, weights, z, H, K, room, S, d, scale);
-}
 
 typedef struct {
     Py_ssize_t L, D, H, K, d, F, room, S;  /* S: tokens in the cache, this one included */
