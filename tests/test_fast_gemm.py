@@ -1,9 +1,11 @@
 """_gemm.c's product (fast/gemm.py) against float64 numpy, on every edge of its tiles.
 
 The loop works in tiles of 32 tokens and 12 rows of W, over blocks of at most 768 numbers
-of n; these shapes cross each boundary (one short, one over) in both layouts. Its sums run
-in one order per output number, so a row's numbers are the same bits however the rows are
-shared out and however many tokens come with it: checked too.
+of n; these shapes cross each boundary (one short, one over) in both layouts. From 256
+tokens (token by token) it turns round: tiles of 12 tokens and 32 rows, W copied 384 rows at
+a time; TURNED crosses those. Its sums run in one order per output number, so a row's
+numbers are the same bits however the rows are shared out, however many tokens come with it
+and whichever way the loop runs: checked too.
 """
 
 import numpy as np
@@ -36,6 +38,22 @@ def within_float32(got, x, w):  # got [T, rows] against float64's x @ w.T
 def test_tokens_first_equals_float64(T, rows, n):
     x, w = operands(T, rows, n)
     within_float32(gemm.times_transposed(x, w), x, w)
+
+
+TURN_FROM = 256  # _gemm.c's TURN_FROM
+TURNED = [(256, 33, 769), (269, 385, 100), (300, 31, 1537), (512, 64, 64)]
+
+
+@pytest.mark.parametrize(("T", "rows", "n"), TURNED)
+def test_turned_round_equals_float64_and_the_tiles_bit_for_bit(T, rows, n):
+    x, w = operands(T, rows, n, seed=5)
+    got = gemm.times_transposed(x, w)
+    within_float32(got, x, w)
+    tiles = np.concatenate([gemm.times_transposed(x[t:t + TURN_FROM - 1], w)
+                            for t in range(0, T, TURN_FROM - 1)])  # each under TURN_FROM
+    np.testing.assert_array_equal(got, tiles)
+    with Team(2, hold_blas=True) as team, gemm.shared_by(team):
+        np.testing.assert_array_equal(gemm.times_transposed(x, w), got)
 
 
 @pytest.mark.parametrize(("T", "rows", "n"), SHAPES)
@@ -72,9 +90,12 @@ def test_a_row_and_a_token_do_not_depend_on_the_company_they_keep():
         np.testing.assert_array_equal(gemm.times_transposed(x, w), whole)
 
 
-def test_long_prompts_and_other_types_go_to_numpy():
+def test_long_prompts_feature_by_feature_and_other_types_go_to_numpy():
     x, w = operands(gemm.TOKENS_BELOW, 20, 64, seed=4)
-    assert not gemm.runs(w, x, len(x)) and gemm.runs(w, x[:-1], len(x) - 1)
+    assert gemm.runs(w, x, len(x))  # token by token: any length
+    xf = np.ascontiguousarray(x.T)
+    assert not gemm.runs(w, xf, len(x), tokens_first=False)
+    assert gemm.runs(w, xf[:, :-1], len(x) - 1, tokens_first=False)
     assert not gemm.runs(w.astype(np.float64), x, 5)
     assert not gemm.runs(np.asfortranarray(w), x, 5)  # rows not contiguous (GPT-2's W.T)
     np.testing.assert_allclose(gemm.times_transposed(x, w), x @ w.T, rtol=1e-5, atol=1e-5)

@@ -5,8 +5,9 @@
    as torch stores it. On one core of an AVX-512 Xeon, numpy's OpenBLAS ran SmolLM2's
    128-token shapes at 96-125 GFLOP/s (MiniLM's at 136-143), against 146 for the library
    transformers runs on; this loop 118-140 (MiniLM's 139-159), microbenchmarks in
-   docs/benchmarks.md. From 256 tokens on OpenBLAS is as fast or faster: gemm.py leaves
-   those products to it.
+   docs/benchmarks.md. From 256 tokens on, x and out token by token, it runs turned round
+   (multiply_turned below: no copies of x or the sums); feature by feature, OpenBLAS is as
+   fast or faster there and gemm.py leaves those products to it.
 
    How: 32 tokens make two 16-float registers; 12 rows of W are read along n, each number
    broadcast and multiplied into the 32 tokens: 24 registers of sums, 24 fused multiply-adds
@@ -92,6 +93,42 @@ AVX512 static void tile16(const float *w, Py_ssize_t ldw, const float *xp, Py_ss
         }
     }
     for (int j = 0; j < NR; j++) _mm512_storeu_ps(sums + j * MR, c[j]);
+}
+
+/* The same sums the other way round, for x and out token by token: 12 tokens' numbers
+   broadcast (x's rows read in place: row j's k-th number at rows[j][k]) into 32 rows of W,
+   packed as wp [kc][32] (two registers a step of k). The 12 x 32 sums go straight into out's
+   rows (row stride ldo; rows j < nt, columns masked by m0 and m1), written, or added to what
+   an earlier block of n wrote there (add). Each output number gets the same fused
+   multiply-adds in the same order as in tile(), so the same bits. */
+AVX512 static void tile_turned(const float *const *rows, int nt, const float *wp, Py_ssize_t kc,
+                               float *out, Py_ssize_t ldo, __mmask16 m0, __mmask16 m1,
+                               int add) {
+    __m512 c[NR][2];
+    for (int j = 0; j < NR; j++) c[j][0] = c[j][1] = _mm512_setzero_ps();
+    const float *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3], *r4 = rows[4],
+                *r5 = rows[5], *r6 = rows[6], *r7 = rows[7], *r8 = rows[8], *r9 = rows[9],
+                *r10 = rows[10], *r11 = rows[11];
+    for (Py_ssize_t k = 0; k < kc; k++) {
+        __m512 w0 = _mm512_loadu_ps(wp + k * MR), w1 = _mm512_loadu_ps(wp + k * MR + 16);
+#define ROW(j, r)                                                   \
+        {                                                           \
+            __m512 b = _mm512_set1_ps(r[k]);                        \
+            c[j][0] = _mm512_fmadd_ps(w0, b, c[j][0]);              \
+            c[j][1] = _mm512_fmadd_ps(w1, b, c[j][1]);              \
+        }
+        ROW(0, r0) ROW(1, r1) ROW(2, r2) ROW(3, r3) ROW(4, r4) ROW(5, r5)
+        ROW(6, r6) ROW(7, r7) ROW(8, r8) ROW(9, r9) ROW(10, r10) ROW(11, r11)
+#undef ROW
+    }
+    for (int j = 0; j < nt; j++) {
+        if (add) {
+            c[j][0] = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, out + j * ldo), c[j][0]);
+            c[j][1] = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, out + j * ldo + 16), c[j][1]);
+        }
+        _mm512_mask_storeu_ps(out + j * ldo, m0, c[j][0]);
+        _mm512_mask_storeu_ps(out + j * ldo + 16, m1, c[j][1]);
+    }
 }
 
 /* b = a^T for a 16 x 16 square (row strides lda, ldb), turned in registers (4 rounds of
@@ -205,12 +242,20 @@ typedef struct {
    product as wide as the logits' (49,152 rows: 62 -> 53 ms at 128 tokens on one core). */
 #define RC 96
 #define GROUP 4
-static size_t room_floats(const product *p) {  /* xp, then stage for a tokens-first out */
+#define MC 384         /* rows of W a block, turned round */
+#define TURN_FROM 256  /* the fewest tokens turned round */
+static int turns(const product *p) {
+    return p->x_tokens_first && p->out_tokens_first && p->T >= TURN_FROM;
+}
+
+static size_t room_floats(const product *p) {  /* xp, then stage for a tokens-first out; or,
+                                                  turned round, a block of W */
+    if (turns(p)) return (size_t)MC * KC;
     size_t padded = (size_t)((p->T + MR - 1) / MR) * MR;
     return padded * (size_t)p->n + (p->out_tokens_first ? padded * RC : 0);
 }
 
-static void multiply(const product *p, float *xp) {
+static void multiply_tiles(const product *p, float *xp) {
     Py_ssize_t tiles = (p->T + MR - 1) / MR, blocks = (p->n + KC - 1) / KC;
     Py_ssize_t kb = (p->n + blocks - 1) / blocks;  /* equal blocks: 576 is one, 1536 two */
     float sums[16 * MR] = {0.0f}, wtail[NR * KC];  /* 16 rows: square_into reads 16 */
@@ -259,6 +304,57 @@ static void multiply(const product *p, float *xp) {
             for (Py_ssize_t t = 0; t < p->T; t++)
                 memcpy(p->out + t * p->ldo + c, stage + t * RC, sizeof(float) * rc);
     }
+}
+
+/* The whole product the other way round (tile_turned), for x and out token by token from
+   TURN_FROM tokens on: no copy of x and no turn of the sums, a copy of W instead. W's rows go
+   MC at a time and n KC numbers at a time: that block of W is copied as [MC / 32][kc][32]
+   (wp, in the room: up to 1.2 MB, in a 2 MB L2), then 12 tokens at a time (their numbers of
+   the block, up to 36 KB, stay in L1) meet each 32 rows of it in turn. At 512 tokens on one
+   core of an AVX-512 Xeon: 150-160 GFLOP/s on SmolLM2's shapes, the tiles 131-142, OpenBLAS
+   ~150; at 128 tokens the copy of W costs more than the turns it saves (130-139 against
+   142-146): docs/benchmarks.md. */
+static const float zeros[KC];
+
+static void pack_w(const float *w, Py_ssize_t ldw, Py_ssize_t rows, Py_ssize_t kc, float *wp) {
+    /* rows [rows, kc] of W (rows <= MC) as [rows / 32][kc][32], zeros past the last row */
+    for (Py_ssize_t p0 = 0; p0 < rows; p0 += MR) {
+        Py_ssize_t m = rows - p0 < MR ? rows - p0 : MR;
+        float *dst = wp + p0 * kc;
+        if (m < MR) memset(dst, 0, sizeof(float) * MR * kc);
+        transpose(w + p0 * ldw, ldw, dst, MR, m, kc);
+    }
+}
+
+static void multiply_turned(const product *p, float *wp) {
+    Py_ssize_t blocks = (p->n + KC - 1) / KC;
+    Py_ssize_t kb = (p->n + blocks - 1) / blocks;  /* equal blocks */
+    for (Py_ssize_t c = 0; c < p->rows; c += MC) {
+        Py_ssize_t mc = p->rows - c < MC ? p->rows - c : MC;
+        for (Py_ssize_t k0 = 0; k0 < p->n; k0 += kb) {
+            Py_ssize_t kc = p->n - k0 < kb ? p->n - k0 : kb;
+            pack_w(p->w + c * p->ldw + k0, p->ldw, mc, kc, wp);
+            for (Py_ssize_t t0 = 0; t0 < p->T; t0 += NR) {
+                int nt = p->T - t0 < NR ? (int)(p->T - t0) : NR;
+                const float *rows[NR];
+                for (int j = 0; j < NR; j++)
+                    rows[j] = j < nt ? p->x + (t0 + j) * p->ldx + k0 : zeros;
+                for (Py_ssize_t p0 = 0; p0 < mc; p0 += MR) {
+                    Py_ssize_t m = mc - p0 < MR ? mc - p0 : MR;
+                    __mmask16 m0 = m >= 16 ? 0xffff : (__mmask16)((1u << m) - 1);
+                    __mmask16 m1 = m >= 32 ? 0xffff
+                                   : m > 16 ? (__mmask16)((1u << (m - 16)) - 1) : 0;
+                    tile_turned(rows, nt, wp + p0 * kc, kc, p->out + t0 * p->ldo + c + p0, p->ldo,
+                                m0, m1, k0 > 0);
+                }
+            }
+        }
+    }
+}
+
+static void multiply(const product *p, float *room) {
+    if (turns(p)) multiply_turned(p, room);
+    else multiply_tiles(p, room);
 }
 
 /* Room for a thread's copy of x that stays with it between calls (grown when a call needs

@@ -37,9 +37,11 @@ if compiled is not None and not compiled.available():  # not an AVX-512 CPU
 
 # A product this big (2 T rows n multiply-adds) shares its rows even with no team set
 FROM_FLOPS = 50_000_000
-# From this many tokens on, numpy's OpenBLAS is as fast or faster on a forward's shapes
-# (SmolLM2, 512 tokens, one thread: 104-117 GFLOP/s against OpenBLAS's 131 in the same pass;
-# 128 tokens: 115-129 against 102; docs/benchmarks.md): the loop runs below it
+# From this many tokens on, numpy's OpenBLAS is as fast or faster than the loop with x and
+# out feature by feature (MiniLM's layout; SmolLM2's shapes, 512 tokens, one thread: 104-117
+# GFLOP/s against OpenBLAS's 131 in the same pass; 128 tokens: 115-129 against 102;
+# docs/benchmarks.md): `into` runs it below. Token by token the loop runs at any length
+# (from 256 tokens turned the other way round in _gemm.c: 150-160 GFLOP/s at 512 tokens)
 TOKENS_BELOW = 256
 _team = contextvars.ContextVar("the team sharing a product's rows", default=None)
 _to_blas = contextvars.ContextVar("products left to the BLAS's own threads", default=False)
@@ -67,10 +69,11 @@ def to_blas(flag=True):  # -> a context: inside, products are numpy's (the BLAS'
         _to_blas.reset(token)
 
 
-def runs(w, x, T):  # [rows, n], x, its tokens -> whether _gemm.c's loop takes this product
-    """Under TOKENS_BELOW tokens, float32 both, 2-D, rows contiguous (a GPT-2 Conv1D's W.T
-    view is not: numpy's)."""
-    return (compiled is not None and T < TOKENS_BELOW and not _to_blas.get()
+def runs(w, x, T, tokens_first=True):  # [rows, n], x, its tokens, its layout -> whether
+    # _gemm.c's loop takes this product
+    """Float32 both, 2-D, rows contiguous (a GPT-2 Conv1D's W.T view is not: numpy's); x
+    feature by feature under TOKENS_BELOW tokens."""
+    return (compiled is not None and (tokens_first or T < TOKENS_BELOW) and not _to_blas.get()
             and w.dtype == np.float32
             and x.dtype == np.float32
             and w.ndim == 2 and x.ndim == 2 and w.strides[1] == 4 and x.strides[1] == 4
@@ -94,7 +97,8 @@ def times_transposed(x, w):  # [T, n], [rows, n] -> [T, rows] = x @ w.T
 
 def into(w, x, out):  # [rows, n], [n, T], out [rows, T] -> out = W x, on this thread
     """(loop.py's stages already give each thread its own rows or inputs.)"""
-    if not (runs(w, x, x.shape[1]) and out.dtype == np.float32 and out.strides[1] == 4):
+    if not (runs(w, x, x.shape[1], tokens_first=False) and out.dtype == np.float32
+            and out.strides[1] == 4):
         return np.matmul(w, x, out=out)
     compiled.weights_times(w, x, out, False, False)
     return out
