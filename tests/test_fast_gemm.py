@@ -90,6 +90,15 @@ def test_a_row_and_a_token_do_not_depend_on_the_company_they_keep():
         np.testing.assert_array_equal(gemm.times_transposed(x, w), whole)
 
 
+def test_its_threads_told_to_rest_wake_for_the_next_product():
+    x, w = operands(40, 300, 64, seed=6)
+    alone = gemm.times_transposed(x, w)
+    with Team(2, hold_blas=True) as team, gemm.shared_by(team):
+        for _ in range(3):  # rest between products, as fast/llama.py does before its stages
+            gemm.rest()
+            np.testing.assert_array_equal(gemm.times_transposed(x, w), alone)
+
+
 def test_long_prompts_feature_by_feature_and_other_types_go_to_numpy():
     x, w = operands(gemm.TOKENS_BELOW, 20, 64, seed=4)
     assert gemm.runs(w, x, len(x))  # token by token: any length

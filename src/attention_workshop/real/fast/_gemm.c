@@ -377,10 +377,12 @@ static float *scratch(size_t floats) {
    A prompt's forward makes ~200 products of 0.2-2 ms. Handing each half of its rows to a
    Python thread through a lock cost ~70 us a product on a virtual machine (the thread asleep
    in the kernel); these workers wait SPIN_NS spinning after a product (the next comes within
-   microseconds: Q, K and V, gate and up) and then sleep. One caller at a time (a caller
-   that finds the pool busy computes alone). */
+   microseconds: Q, K and V, gate and up; a norm or the rotary turn between two products
+   takes 0.1-0.5 ms) and then sleep, or sleep at once when told to rest (rest(): before work
+   of other threads, such as the attention's, that the spinning would take a core from). One
+   caller at a time (a caller that finds the pool busy computes alone). */
 #define MAX_WORKERS 7
-#define SPIN_NS 50000L
+#define SPIN_NS 1000000L
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;   /* held by the caller */
 static pthread_mutex_t sleep_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t sleep_cond = PTHREAD_COND_INITIALIZER;
@@ -389,6 +391,7 @@ static product jobs[MAX_WORKERS];           /* worker i's rows of the current pr
 static atomic_long posted, done[MAX_WORKERS];  /* the current product's number; each one's last */
 static atomic_int active;                   /* workers with rows in the current product */
 static atomic_int failed;                   /* a worker could not make its room */
+static atomic_int resting;                  /* rest(): sleep now, not after SPIN_NS */
 
 static inline void relax(void) { __builtin_ia32_pause(); }
 
@@ -408,7 +411,7 @@ static void *worker(void *arg) {
         clock_gettime(CLOCK_MONOTONIC, &t0);
         for (long spins = 1; atomic_load(&posted) == seen; spins++) {
             relax();
-            if (spins % 256 == 0 && ns_since(&t0) > SPIN_NS) {
+            if (spins % 256 == 0 && (atomic_load(&resting) || ns_since(&t0) > SPIN_NS)) {
                 pthread_mutex_lock(&sleep_lock);
                 while (atomic_load(&posted) == seen) pthread_cond_wait(&sleep_cond, &sleep_lock);
                 pthread_mutex_unlock(&sleep_lock);
@@ -467,6 +470,7 @@ static int multiply_shared(const product *p, float *xp, int threads) {
     }
     atomic_store(&active, threads - 1);
     atomic_store(&failed, 0);
+    atomic_store(&resting, 0);
     long n = atomic_load(&posted) + 1;
     pthread_mutex_lock(&sleep_lock);
     atomic_store(&posted, n);
@@ -554,6 +558,13 @@ release:
 #endif
 }
 
+static PyObject *rest(PyObject *self, PyObject *unused) {
+#ifdef HAS_X86
+    atomic_store(&resting, 1);
+#endif
+    Py_RETURN_NONE;
+}
+
 static PyObject *available(PyObject *self, PyObject *unused) {
     return PyBool_FromLong(cpu_ok());
 }
@@ -564,6 +575,8 @@ static PyMethodDef methods[] = {
      "[rows, n]; x [T, n] (tokens first) or [n, T]; out [T, rows] (tokens first) or [rows, T];\n"
      "W's rows shared by that many threads (the same bits)."},
     {"available", available, METH_NOARGS, "available(): True where this CPU runs the loop."},
+    {"rest", rest, METH_NOARGS,
+     "rest(): the threads spinning after a product sleep now (until the next product)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -104,6 +104,14 @@ def into(w, x, out):  # [rows, n], [n, T], out [rows, T] -> out = W x, on this t
     return out
 
 
+def rest():  # -> None: _gemm.c's threads, spinning after a product, sleep now
+    """Before work the team's threads share (the attention's blocks, silu): a thread spinning
+    for the next product would take a core from them (512 tokens, two threads: 0.67-0.71 s
+    a forward with a 50 us spin, 0.73-0.78 with a 1 ms spin not told to rest)."""
+    if compiled is not None:
+        compiled.rest()
+
+
 def _threads(flops):  # a product's multiply-adds x 2 -> the threads that share its rows
     shared = _team.get()
     if shared is not None:

@@ -65,6 +65,7 @@ def attention(team, traces=()):  # Team, [KeptTrace] -> attend(q, k, v, mask): t
                 np.matmul(q[h, rows], k[h, :keys].T, out=scores[h, rows, :keys])
                 causal_softmax_in_place(scores[h, None, rows], scale, seen)
                 np.matmul(scores[h, rows, :keys], v[h, :keys], out=out[h, rows])
+        gemm.rest()
         team.run(Stage(H * blocks, part))
         return out, scores
     return attend
@@ -81,6 +82,7 @@ def activation(team):  # Team -> gated(gate, up, name), silu's rows split over i
         place on gate; another activation runs llama.py's own."""
         if name != "silu" or gate.dtype != np.float32 or not gate.flags.c_contiguous:
             return llama.gated(gate, up, name)
+        gemm.rest()
         team.run(Stage(len(gate), lambda rows: silu_times_in_place(gate[rows], up[rows])))
         return gate
     return gated
