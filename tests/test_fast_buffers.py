@@ -1,6 +1,10 @@
 """real/fast/buffers.py: the attentions' memory is reused only once nothing holds the last array,
 and a mapped weight is copied once while it lives."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -83,3 +87,35 @@ def test_resident_is_a_copy_in_memory_made_once(tmp_path):
     transposed = resident(w.T)  # a view in another order: a C-ordered copy of that view
     np.testing.assert_array_equal(transposed, w.T)
     assert transposed.flags.c_contiguous
+
+
+MAPPED_BY_MALLOC = """
+import ctypes, sys
+import numpy as np
+class Info(ctypes.Structure):  # glibc's struct mallinfo2: hblkhd, bytes in mmap'ed blocks
+    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks",
+                "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+libc = ctypes.CDLL("libc.so.6")
+libc.mallinfo2.restype = Info
+if sys.argv[1] == "kept":
+    from attention_workshop.real.fast.buffers import keep_freed_memory
+    assert keep_freed_memory() and keep_freed_memory()  # once, then the same answer
+before = libc.mallinfo2().hblkhd
+a = np.empty(768 * 1024 // 4, np.float32)  # a 128-token product's output, 768 KB
+print(libc.mallinfo2().hblkhd - before)
+"""
+
+
+def _glibc():  # -> whether this Python runs on glibc (Linux's usual C library)
+    try:
+        return "glibc" in (os.confstr("CS_GNU_LIBC_VERSION") or "")
+    except (AttributeError, ValueError):  # no confstr (Windows), or no such name (macOS)
+        return False
+
+
+@pytest.mark.skipif(not _glibc(), reason="mallopt and mallinfo2 are glibc's")
+@pytest.mark.parametrize(("how", "mapped"), [("default", True), ("kept", False)])
+def test_kept_freed_memory_takes_a_products_array_from_the_heap(how, mapped):
+    got = subprocess.run([sys.executable, "-c", MAPPED_BY_MALLOC, how], capture_output=True,
+                         text=True, check=True).stdout
+    assert (int(got) >= 768 * 1024) == mapped  # its own mapping by default, the heap once kept

@@ -15,6 +15,8 @@ Example: a = reusable((2, 3), np.float32); del a; reusable((2, 3), np.float32) -
 memory again. With `a` (or a[0], or a.T) still held: new memory.
 """
 
+import ctypes
+import ctypes.util
 import mmap
 import threading
 import weakref
@@ -40,6 +42,36 @@ def reusable(shape, dtype, slot="attentions"):
         owner = np.frombuffer(memory, dtype, count=nbytes // dtype.itemsize)
         _kept[slot] = (memory, weakref.ref(owner))
         return owner.reshape(shape)
+
+
+# glibc's mallopt parameters: arrays under MMAP_BELOW bytes come from the heap, and up to
+# TRIM_FROM bytes freed at its top stay mapped (glibc's defaults adapt up to 32 MB and twice
+# that, and gave freed pages back mid-forward)
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+MMAP_BELOW, TRIM_FROM = 32 << 20, 512 << 20
+_kept_freed = []  # [True] once asked in this process
+
+
+def keep_freed_memory():  # -> bool: the C library now keeps what numpy frees, for reuse
+    """Once a process, before the first forward: a prompt's products each return a new
+    array (SmolLM2, 128 tokens: 210 arrays of 96-768 KB a forward), and the C library handed
+    their pages back to the kernel as they were freed, so the next one's were handed over
+    (and zeroed) again, a page at a time: two threads' products at 128 tokens ran 218-225
+    GFLOP/s so, 255-264 with the freed memory kept (docs/benchmarks.md). Only glibc's malloc
+    takes these settings (mallopt); elsewhere nothing changes (False)."""
+    with _lock:
+        if not _kept_freed:
+            _kept_freed.append(_mallopt(M_MMAP_THRESHOLD, MMAP_BELOW)
+                               and _mallopt(M_TRIM_THRESHOLD, TRIM_FROM))
+        return _kept_freed[0]
+
+
+def _mallopt(param, value):  # -> whether glibc took it
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return bool(libc.mallopt(param, value))
+    except (OSError, AttributeError):  # no C library by that name, or not glibc's
+        return False
 
 
 _copies = {}  # id of a weight -> (a weak ref to it, its in-memory copy)

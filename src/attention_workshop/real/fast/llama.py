@@ -25,7 +25,7 @@ from attention_workshop.real.blas_threads import threads_allowed
 from attention_workshop.real.families import llama
 from attention_workshop.real.fast import decode_step, gemm, kernels
 from attention_workshop.real.fast.blocks import sharing
-from attention_workshop.real.fast.buffers import reusable
+from attention_workshop.real.fast.buffers import keep_freed_memory, reusable
 from attention_workshop.real.fast.loop import threads_for
 from attention_workshop.real.fast.ops import (
     causal_softmax_in_place,
@@ -147,6 +147,7 @@ def forward(w, cfg, ids, past=None, hooks=None):  # float32 weights (or FileBloc
     # points -> as llama.forward
     if decode_step.applies(ids, past, hooks):  # a generated token: its own step
         return decode_step.step(w, cfg, ids, past)
+    keep_freed_memory()  # the products' fresh arrays: pages kept mapped between them
     # the products' rows and the attention's blocks over the team's threads, the BLAS at one
     # thread in each (alone, the BLAS as the user set it, unless _gemm.c's threads run the
     # products); a one-token product's rows over the threads allowed
