@@ -717,6 +717,97 @@ static void attend_cached_f32(const float *q, const float *keys, const float *va
     attend_cached_plain(q, keys, values, weights, z, H, K, room, S, d, scale);
 }
 
+/* A prompt's causal attention: rows u0 <= u < u1 of q [H, T, d] (u = h T + t) against their
+   head's keys and values [H, S, d] (the last T of S positions the prompt's; row t sees keys
+   0 .. S - T + t), the weights [H, T, S] written whole (0 on the keys a row may not see),
+   the outputs into z [H, T, d]. One call a thread for all its rows, the GIL released: numpy's
+   products a head's block at a time left two threads no faster than one at 128 tokens (its
+   calls, not their arithmetic, bound it). A head's keys are turned [d][S] first (kt, S
+   floats a feature), so 16 keys' scores are 16 lanes of multiply-adds; ROWS_TOGETHER rows
+   share each load of the keys and of the values. */
+#define ROWS_TOGETHER 4
+#ifdef BLOCK_SIMD
+AVX512 static void attend_rows_avx512(const float *q, const float *kt, const float *v, float *w,
+                                      float *z, Py_ssize_t S, Py_ssize_t d, float scale,
+                                      Py_ssize_t first_keep, Py_ssize_t rows) {
+    /* rows of one head: q [rows, d], w [rows, S], z [rows, d]; row i keeps first_keep + i
+       keys. d a multiple of 16, at most 64. */
+    Py_ssize_t C = d / 16;
+    for (Py_ssize_t r0 = 0; r0 < rows; r0 += ROWS_TOGETHER) {
+        int r = rows - r0 < ROWS_TOGETHER ? (int)(rows - r0) : ROWS_TOGETHER;
+        Py_ssize_t keep = first_keep + r0 + r - 1;  /* the last row's */
+        const float *qi[ROWS_TOGETHER];  /* past the last row: the last row again, not stored */
+        float *wi[ROWS_TOGETHER];
+        for (int i = 0; i < ROWS_TOGETHER; i++) {
+            qi[i] = q + (r0 + (i < r ? i : r - 1)) * d;
+            wi[i] = w + (r0 + (i < r ? i : r - 1)) * S;
+        }
+        for (Py_ssize_t j = 0; j < keep; j += 16) {  /* 16 keys' scores, every row at once */
+            __mmask16 m = keep - j >= 16 ? 0xffff : (__mmask16)((1u << (keep - j)) - 1);
+            __m512 acc[ROWS_TOGETHER];
+            for (int i = 0; i < ROWS_TOGETHER; i++) acc[i] = _mm512_setzero_ps();
+            for (Py_ssize_t c = 0; c < d; c++) {
+                __m512 kv = _mm512_maskz_loadu_ps(m, kt + c * S + j);
+                for (int i = 0; i < ROWS_TOGETHER; i++)
+                    acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(qi[i][c]), kv, acc[i]);
+            }
+            for (int i = 0; i < ROWS_TOGETHER; i++)
+                if (i < r) _mm512_mask_storeu_ps(wi[i] + j, m, acc[i]);
+        }
+        for (int i = 0; i < r; i++)  /* scale, softmax over the keys row i sees, 0 after */
+            causal_softmax_f32(wi[i], 1, 1, S, scale, first_keep + r0 + i - 1);
+        __m512 sums[ROWS_TOGETHER][4];
+        for (int i = 0; i < ROWS_TOGETHER; i++)
+            for (int c = 0; c < 4; c++) sums[i][c] = _mm512_setzero_ps();
+        for (Py_ssize_t s = 0; s < keep; s++)  /* a row's later keys weigh 0 */
+            for (int c = 0; c < 4; c++)
+                if (c < C) {
+                    __m512 vs = _mm512_loadu_ps(v + s * d + 16 * c);
+                    for (int i = 0; i < ROWS_TOGETHER; i++)
+                        sums[i][c] = _mm512_fmadd_ps(_mm512_set1_ps(wi[i][s]), vs, sums[i][c]);
+                }
+        for (int i = 0; i < r; i++)
+            for (int c = 0; c < 4; c++)
+                if (c < C) _mm512_storeu_ps(z + (r0 + i) * d + 16 * c, sums[i][c]);
+    }
+}
+#endif
+
+static int attend_prompt_f32(const float *q, const float *k, const float *v, float *w, float *z,
+                             Py_ssize_t H, Py_ssize_t T, Py_ssize_t S, Py_ssize_t d, float scale,
+                             Py_ssize_t u0, Py_ssize_t u1) {  /* -> -1 if out of memory */
+#ifdef BLOCK_SIMD
+    static int avx512 = -1;
+    if (avx512 < 0) avx512 = has_version(WITH_AVX512);
+    float *kt = avx512 && d % 16 == 0 && d <= 64 ? malloc(sizeof(float) * S * d) : NULL;
+    if (avx512 && d % 16 == 0 && d <= 64 && !kt) return -1;
+#endif
+    for (Py_ssize_t h = u0 / T; h < H && h * T < u1; h++) {
+        Py_ssize_t t0 = u0 > h * T ? u0 - h * T : 0, t1 = u1 < (h + 1) * T ? u1 - h * T : T;
+        const float *kh = k + h * S * d, *vh = v + h * S * d;
+        Py_ssize_t first = (h * T + t0);  /* the first row's place */
+#ifdef BLOCK_SIMD
+        if (kt) {
+            for (Py_ssize_t s = 0; s < S; s++)
+                for (Py_ssize_t c = 0; c < d; c++) kt[c * S + s] = kh[s * d + c];
+            attend_rows_avx512(q + first * d, kt, vh, w + first * S, z + first * d, S, d, scale,
+                               S - T + t0 + 1, t1 - t0);
+            continue;
+        }
+#endif
+        for (Py_ssize_t t = t0; t < t1; t++) {  /* each row as a generated token's */
+            Py_ssize_t u = h * T + t, keep = S - T + t + 1;
+            float *row = w + u * S;
+            attend_cached_f32(q + u * d, kh, vh, row, z + u * d, 1, 1, S, keep, d, scale);
+            for (Py_ssize_t i = keep; i < S; i++) row[i] = 0.0f;
+        }
+    }
+#ifdef BLOCK_SIMD
+    free(kt);
+#endif
+    return 0;
+}
+
 /* --- A team of threads for blocks_times_vector: the output rows in chunks, taken in turn ---
 
    A generated token makes ~200 of these products, each 10-80 us of work, so the team's
@@ -1330,6 +1421,47 @@ q_only:
     Py_RETURN_NONE;
 }
 
+/* attend_prompt(q, k, v, weights, z, scale, u0, u1): see attend_prompt_f32; q and z [H, T,
+   d], k and v [H, S, d], weights [H, T, S], every one float32 and contiguous. */
+static PyObject *attend_prompt(PyObject *self, PyObject *args) {
+    PyObject *qo, *ko, *vo, *wo, *zo;
+    float scale;
+    Py_ssize_t u0, u1;
+    Py_buffer b[5];
+    if (!PyArg_ParseTuple(args, "OOOOOfnn", &qo, &ko, &vo, &wo, &zo, &scale, &u0, &u1))
+        return NULL;
+    PyObject *os[5] = {qo, ko, vo, wo, zo};
+    const char *names[5] = {"q", "the keys", "the values", "the weights", "z"};
+    int got = 0;
+    for (; got < 5; got++)
+        if (float32_buffer(os[got], &b[got], got >= 3, names[got]) < 0) break;
+    if (got == 5) {
+        Py_ssize_t H = 0, T = 0, S = 0, d = 0;
+        if (b[0].ndim == 3 && b[1].ndim == 3) {
+            H = b[0].shape[0], T = b[0].shape[1], d = b[0].shape[2], S = b[1].shape[1];
+        }
+        if (H < 1 || T < 1 || d < 1 || S < T || b[1].shape[0] != H || b[1].shape[2] != d
+            || b[2].len != b[1].len || b[2].ndim != 3 || b[2].shape[1] != S
+            || b[3].len != 4 * H * T * S || b[4].len != b[0].len || !(scale > 0.0f)
+            || u0 < 0 || u1 < u0 || u1 > H * T)
+            PyErr_SetString(PyExc_ValueError, "attend_prompt(q [H, T, d], k and v [H, S, d], "
+                                              "weights [H, T, S], z [H, T, d], scale > 0, rows "
+                                              "u0 <= u1 <= H T)");
+        else {
+            int failed;
+            Py_BEGIN_ALLOW_THREADS
+            failed = attend_prompt_f32((const float *)b[0].buf, (const float *)b[1].buf,
+                                       (const float *)b[2].buf, (float *)b[3].buf,
+                                       (float *)b[4].buf, H, T, S, d, scale, u0, u1);
+            Py_END_ALLOW_THREADS
+            if (failed) PyErr_NoMemory();
+        }
+    }
+    for (int i = 0; i < got; i++) PyBuffer_Release(&b[i]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 /* decode_layers(plan, sizes, x, cos, sin, key_memory, value_memory, hidden, attentions,
    queries, head_outputs, eps, scale, threads): see decode_layers_f32; sizes int64
    [L, D, H, K, d, F, room, S]; every size checked against the arrays' lengths here. */
@@ -1394,6 +1526,9 @@ static PyObject *decode_layers(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
+    {"attend_prompt", attend_prompt, METH_VARARGS,
+     "attend_prompt(q, k, v, weights, z, scale, u0, u1): a prompt's causal attention, rows\n"
+     "u0 <= h T + t < u1, each as attend_cached computes a generated token's."},
     {"gelu", gelu, METH_O, "gelu(x): x float32, C-contiguous, becomes x Phi(x) in place."},
     {"silu_times", silu_times, METH_VARARGS,
      "silu_times(g, u): g float32 becomes silu(g) u in place (u the same size)."},
