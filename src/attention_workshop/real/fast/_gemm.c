@@ -41,6 +41,18 @@
 #define HAS_X86 1
 #define AVX512 __attribute__((target("avx512f,avx2,fma")))
 
+/* One step of k in both loops below: number k of each of the 12 rows r0..r11, broadcast,
+   times the two registers v0 and v1 (32 numbers), added into c[j][0] and c[j][1]. */
+#define ROW(j, r)                                                   \
+    {                                                               \
+        __m512 b = _mm512_set1_ps(r[k]);                            \
+        c[j][0] = _mm512_fmadd_ps(b, v0, c[j][0]);                  \
+        c[j][1] = _mm512_fmadd_ps(b, v1, c[j][1]);                  \
+    }
+#define STEP_OF_K                                                   \
+    ROW(0, r0) ROW(1, r1) ROW(2, r2) ROW(3, r3) ROW(4, r4) ROW(5, r5) \
+    ROW(6, r6) ROW(7, r7) ROW(8, r8) ROW(9, r9) ROW(10, r10) ROW(11, r11)
+
 /* sums[j][t] = sum over k < kc of w_j[k] xp[k][t], for NR rows w_j = w + j ldw and the 32
    tokens of xp ([kc][32]); sums written whole (the caller adds them where they go). The
    next rows' numbers (`next`, row stride ldn: the next tile's W) are asked for meanwhile, a
@@ -57,16 +69,8 @@ AVX512 static void tile(const float *w, Py_ssize_t ldw, const float *xp, Py_ssiz
         for (int j = 0; j < NR; j++) _mm_prefetch((const char *)(next + j * ldn + k16), _MM_HINT_T1);
         Py_ssize_t end = k16 + 16 < kc ? k16 + 16 : kc;
         for (Py_ssize_t k = k16; k < end; k++) {
-            __m512 x0 = _mm512_loadu_ps(xp + k * MR), x1 = _mm512_loadu_ps(xp + k * MR + 16);
-#define ROW(j, r)                                                   \
-            {                                                       \
-                __m512 b = _mm512_set1_ps(r[k]);                    \
-                c[j][0] = _mm512_fmadd_ps(b, x0, c[j][0]);          \
-                c[j][1] = _mm512_fmadd_ps(b, x1, c[j][1]);          \
-            }
-            ROW(0, r0) ROW(1, r1) ROW(2, r2) ROW(3, r3) ROW(4, r4) ROW(5, r5)
-            ROW(6, r6) ROW(7, r7) ROW(8, r8) ROW(9, r9) ROW(10, r10) ROW(11, r11)
-#undef ROW
+            __m512 v0 = _mm512_loadu_ps(xp + k * MR), v1 = _mm512_loadu_ps(xp + k * MR + 16);
+            STEP_OF_K
         }
     }
     for (int j = 0; j < NR; j++) {
@@ -110,16 +114,8 @@ AVX512 static void tile_turned(const float *const *rows, int nt, const float *wp
                 *r5 = rows[5], *r6 = rows[6], *r7 = rows[7], *r8 = rows[8], *r9 = rows[9],
                 *r10 = rows[10], *r11 = rows[11];
     for (Py_ssize_t k = 0; k < kc; k++) {
-        __m512 w0 = _mm512_loadu_ps(wp + k * MR), w1 = _mm512_loadu_ps(wp + k * MR + 16);
-#define ROW(j, r)                                                   \
-        {                                                           \
-            __m512 b = _mm512_set1_ps(r[k]);                        \
-            c[j][0] = _mm512_fmadd_ps(w0, b, c[j][0]);              \
-            c[j][1] = _mm512_fmadd_ps(w1, b, c[j][1]);              \
-        }
-        ROW(0, r0) ROW(1, r1) ROW(2, r2) ROW(3, r3) ROW(4, r4) ROW(5, r5)
-        ROW(6, r6) ROW(7, r7) ROW(8, r8) ROW(9, r9) ROW(10, r10) ROW(11, r11)
-#undef ROW
+        __m512 v0 = _mm512_loadu_ps(wp + k * MR), v1 = _mm512_loadu_ps(wp + k * MR + 16);
+        STEP_OF_K
     }
     for (int j = 0; j < nt; j++) {
         if (add) {
