@@ -727,48 +727,66 @@ static void attend_cached_f32(const float *q, const float *keys, const float *va
    share each load of the keys and of the values. */
 #define ROWS_TOGETHER 4
 #ifdef BLOCK_SIMD
-AVX512 static void attend_rows_avx512(const float *q, const float *kt, const float *v, float *w,
-                                      float *z, Py_ssize_t S, Py_ssize_t d, float scale,
-                                      Py_ssize_t first_keep, Py_ssize_t rows) {
-    /* rows of one head: q [rows, d], w [rows, S], z [rows, d]; row i keeps first_keep + i
-       keys. d a multiple of 16, at most 64. */
-    Py_ssize_t C = d / 16;
+typedef struct {  /* where a head's numbers are: q[t, c] at q[t * q_t + c * q_c], the keys
+                     turned (feature c of key s at kt[c * ldk + s]), v [S, d], weights row t
+                     at w + t * S, z[t, c] at z[t * z_t + c * z_c] */
+    const float *q, *kt, *v;
+    float *w, *z;
+    Py_ssize_t q_t, q_c, ldk, z_t, z_c, S, d;
+} head_view;
+
+AVX512 static void attend_rows_avx512(const head_view *hv, float scale, Py_ssize_t first_keep,
+                                      Py_ssize_t rows, int causal) {
+    /* rows 0 <= t < rows of one head; row t keeps first_keep + t keys if causal, else all
+       S. d a multiple of 16, at most 64. */
+    Py_ssize_t C = hv->d / 16, S = hv->S, d = hv->d;
     for (Py_ssize_t r0 = 0; r0 < rows; r0 += ROWS_TOGETHER) {
         int r = rows - r0 < ROWS_TOGETHER ? (int)(rows - r0) : ROWS_TOGETHER;
-        Py_ssize_t keep = first_keep + r0 + r - 1;  /* the last row's */
+        Py_ssize_t keep = causal ? first_keep + r0 + r - 1 : S;  /* the last row's */
         const float *qi[ROWS_TOGETHER];  /* past the last row: the last row again, not stored */
         float *wi[ROWS_TOGETHER];
         for (int i = 0; i < ROWS_TOGETHER; i++) {
-            qi[i] = q + (r0 + (i < r ? i : r - 1)) * d;
-            wi[i] = w + (r0 + (i < r ? i : r - 1)) * S;
+            Py_ssize_t t = r0 + (i < r ? i : r - 1);
+            qi[i] = hv->q + t * hv->q_t;
+            wi[i] = hv->w + t * S;
         }
         for (Py_ssize_t j = 0; j < keep; j += 16) {  /* 16 keys' scores, every row at once */
             __mmask16 m = keep - j >= 16 ? 0xffff : (__mmask16)((1u << (keep - j)) - 1);
             __m512 acc[ROWS_TOGETHER];
             for (int i = 0; i < ROWS_TOGETHER; i++) acc[i] = _mm512_setzero_ps();
             for (Py_ssize_t c = 0; c < d; c++) {
-                __m512 kv = _mm512_maskz_loadu_ps(m, kt + c * S + j);
+                __m512 kv = _mm512_maskz_loadu_ps(m, hv->kt + c * hv->ldk + j);
                 for (int i = 0; i < ROWS_TOGETHER; i++)
-                    acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(qi[i][c]), kv, acc[i]);
+                    acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(qi[i][c * hv->q_c]), kv, acc[i]);
             }
             for (int i = 0; i < ROWS_TOGETHER; i++)
                 if (i < r) _mm512_mask_storeu_ps(wi[i] + j, m, acc[i]);
         }
         for (int i = 0; i < r; i++)  /* scale, softmax over the keys row i sees, 0 after */
-            causal_softmax_f32(wi[i], 1, 1, S, scale, first_keep + r0 + i - 1);
+            if (causal) causal_softmax_f32(wi[i], 1, 1, S, scale, first_keep + r0 + i - 1);
+            else softmax_rows_f32(wi[i], 1, S, scale);
         __m512 sums[ROWS_TOGETHER][4];
         for (int i = 0; i < ROWS_TOGETHER; i++)
             for (int c = 0; c < 4; c++) sums[i][c] = _mm512_setzero_ps();
         for (Py_ssize_t s = 0; s < keep; s++)  /* a row's later keys weigh 0 */
             for (int c = 0; c < 4; c++)
                 if (c < C) {
-                    __m512 vs = _mm512_loadu_ps(v + s * d + 16 * c);
+                    __m512 vs = _mm512_loadu_ps(hv->v + s * d + 16 * c);
                     for (int i = 0; i < ROWS_TOGETHER; i++)
                         sums[i][c] = _mm512_fmadd_ps(_mm512_set1_ps(wi[i][s]), vs, sums[i][c]);
                 }
-        for (int i = 0; i < r; i++)
-            for (int c = 0; c < 4; c++)
-                if (c < C) _mm512_storeu_ps(z + (r0 + i) * d + 16 * c, sums[i][c]);
+        for (int i = 0; i < r; i++) {
+            float *zt = hv->z + (r0 + i) * hv->z_t;
+            if (hv->z_c == 1) {
+                for (int c = 0; c < 4; c++)
+                    if (c < C) _mm512_storeu_ps(zt + 16 * c, sums[i][c]);
+            } else {  /* feature by feature: a number each */
+                float row[64];
+                for (int c = 0; c < 4; c++)
+                    if (c < C) _mm512_storeu_ps(row + 16 * c, sums[i][c]);
+                for (Py_ssize_t c = 0; c < d; c++) zt[c * hv->z_c] = row[c];
+            }
+        }
     }
 }
 #endif
@@ -790,8 +808,9 @@ static int attend_prompt_f32(const float *q, const float *k, const float *v, flo
         if (kt) {
             for (Py_ssize_t s = 0; s < S; s++)
                 for (Py_ssize_t c = 0; c < d; c++) kt[c * S + s] = kh[s * d + c];
-            attend_rows_avx512(q + first * d, kt, vh, w + first * S, z + first * d, S, d, scale,
-                               S - T + t0 + 1, t1 - t0);
+            head_view hv = {q + first * d, kt, vh, w + first * S, z + first * d, d, 1, S, d, 1,
+                            S, d};
+            attend_rows_avx512(&hv, scale, S - T + t0 + 1, t1 - t0, 1);
             continue;
         }
 #endif
@@ -806,6 +825,28 @@ static int attend_prompt_f32(const float *q, const float *k, const float *v, flo
     free(kt);
 #endif
     return 0;
+}
+
+/* An encoder's attention (every key seen) for heads h0 <= h < h1, feature by feature as
+   fast/loop.py holds a layer: qkv [3 D, T] (Q's rows, then K's, then V's; head h's are its
+   d rows of each), weights [H, T, T] written whole, context [D, T] (head h's d rows), and
+   values [H, T, d]: each head's v token by token, as the model reports it and as the
+   weights' product reads it. K's rows are already the turned keys attend_rows_avx512 reads.
+   d a multiple of 16, at most 64, and AVX-512 (the caller checks attend_features_runs). */
+static void attend_features_f32(const float *qkv, float *w, float *context, float *values,
+                                Py_ssize_t H, Py_ssize_t T, Py_ssize_t d, float scale,
+                                Py_ssize_t h0, Py_ssize_t h1) {
+#ifdef BLOCK_SIMD
+    Py_ssize_t D = H * d;
+    for (Py_ssize_t h = h0; h < h1; h++) {
+        const float *q = qkv + h * d * T, *k = qkv + (D + h * d) * T, *v = qkv + (2 * D + h * d) * T;
+        float *vt = values + h * T * d;
+        for (Py_ssize_t c = 0; c < d; c++)
+            for (Py_ssize_t s = 0; s < T; s++) vt[s * d + c] = v[c * T + s];
+        head_view hv = {q, k, vt, w + h * T * T, context + h * d * T, 1, T, T, 1, T, T, d};
+        attend_rows_avx512(&hv, scale, T, T, 0);
+    }
+#endif
 }
 
 /* --- A team of threads for blocks_times_vector: the output rows in chunks, taken in turn ---
@@ -1462,6 +1503,46 @@ static PyObject *attend_prompt(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* attend_features(qkv, weights, context, values, d, scale, h0, h1): see
+   attend_features_f32; qkv [3 D, T], weights [H, T, T], context [D, T], values [H, T, d], every
+   one float32 and contiguous; d a multiple of 16 up to 64 on an AVX-512 CPU. */
+static PyObject *attend_features(PyObject *self, PyObject *args) {
+    PyObject *os[4];
+    Py_ssize_t d, h0, h1;
+    float scale;
+    Py_buffer b[4];
+    if (!PyArg_ParseTuple(args, "OOOOnfnn", &os[0], &os[1], &os[2], &os[3], &d, &scale, &h0,
+                          &h1))
+        return NULL;
+    const char *names[4] = {"qkv", "the weights", "the context", "the values"};
+    int got = 0;
+    for (; got < 4; got++)
+        if (float32_buffer(os[got], &b[got], got >= 1, names[got]) < 0) break;
+    if (got == 4) {
+        Py_ssize_t T = b[0].ndim == 2 ? b[0].shape[1] : 0, D = b[2].ndim == 2 ? b[2].shape[0] : 0;
+        Py_ssize_t H = d > 0 ? D / d : 0;
+        int runs = 0;
+#ifdef BLOCK_SIMD
+        runs = has_version(WITH_AVX512);
+#endif
+        if (!runs || d < 16 || d % 16 || d > 64 || T < 1 || H < 1 || H * d != D
+            || b[0].shape[0] != 3 * D || b[2].shape[1] != T || b[1].len != 4 * H * T * T
+            || b[3].len != 4 * H * T * d || !(scale > 0.0f) || h0 < 0 || h1 < h0 || h1 > H)
+            PyErr_SetString(PyExc_ValueError, "attend_features(qkv [3 D, T], weights [H, T, T], "
+                                              "context [D, T], values [H, T, d], d: 16-64 by "
+                                              "16 on AVX-512, scale > 0, heads h0 <= h1 <= H)");
+        else {
+            Py_BEGIN_ALLOW_THREADS
+            attend_features_f32((const float *)b[0].buf, (float *)b[1].buf, (float *)b[2].buf,
+                                (float *)b[3].buf, H, T, d, scale, h0, h1);
+            Py_END_ALLOW_THREADS
+        }
+    }
+    for (int i = 0; i < got; i++) PyBuffer_Release(&b[i]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 /* decode_layers(plan, sizes, x, cos, sin, key_memory, value_memory, hidden, attentions,
    queries, head_outputs, eps, scale, threads): see decode_layers_f32; sizes int64
    [L, D, H, K, d, F, room, S]; every size checked against the arrays' lengths here. */
@@ -1526,6 +1607,9 @@ static PyObject *decode_layers(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
+    {"attend_features", attend_features, METH_VARARGS,
+     "attend_features(qkv, weights, context, values, d, scale, h0, h1): an encoder's\n"
+     "attention for heads h0..h1, feature by feature as fast/loop.py holds a layer."},
     {"attend_prompt", attend_prompt, METH_VARARGS,
      "attend_prompt(q, k, v, weights, z, scale, u0, u1): a prompt's causal attention, rows\n"
      "u0 <= h T + t < u1, each as attend_cached computes a generated token's."},

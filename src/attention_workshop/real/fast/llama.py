@@ -58,7 +58,9 @@ def attention(team, traces=()):  # Team, [KeptTrace] -> attend(q, k, v, mask): t
         out = np.empty((H, T, d), np.float32)
         scale = 1.0 / math.sqrt(d)
         compiled = kernels.compiled
-        if compiled is not None and d % 16 == 0 and d <= 64 and q.dtype == np.float32:
+        if (compiled is not None and d % 16 == 0 and d <= 64 and q.dtype == np.float32
+                and "avx512" in compiled.block_versions()):  # (elsewhere its rows run as
+            # generated tokens' attention, slower than numpy's blocks)
             q, k, v = (np.ascontiguousarray(a, np.float32) for a in (q, k, v))
             team.run(Stage(H * T, lambda rows: compiled.attend_prompt(
                 q, k, v, scores, out, scale, rows.start, rows.stop)))

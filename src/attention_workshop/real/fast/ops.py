@@ -207,6 +207,12 @@ def gelu_block(x, a, t, y):  # x [m, d] in place, with three scratch arrays of i
     x -= y
 
 
+# From this many tokens on numpy's batched products take an encoder's attention (MiniLM, one
+# thread, 512 tokens: 131-134 ms a forward so, 135-138 with _kernels.c's attend_features;
+# 128 tokens 28.9-29.2 against 28.2-28.8; 16 tokens, two threads, 4.9-5.2 against 4.3-4.6)
+COMPILED_BELOW = 256
+
+
 def attention_heads(qkv, heads, d_head, mask, weights_out, context, values_out):
     # qkv [3 d_model, T]: Q rows, then K, then V (feature-major); heads: a slice of head
     # numbers; mask [T, T] bool or None; weights_out [n_head, T, T] (one layer's
@@ -220,6 +226,14 @@ def attention_heads(qkv, heads, d_head, mask, weights_out, context, values_out):
     within float32 rounding.
     """
     d_model, T = context.shape
+    k = compiled_for(qkv, weights_out, context, values_out)
+    if (k is not None and mask is None and T < COMPILED_BELOW and d_head % 16 == 0
+            and 16 <= d_head <= 64 and "avx512" in k.block_versions()):
+        # _kernels.c's loop, the GIL released: under a few hundred tokens numpy's calls here
+        # cost more than their arithmetic (docs/benchmarks.md)
+        k.attend_features(qkv, weights_out, context, values_out, d_head,
+                          1.0 / math.sqrt(d_head), heads.start, heads.stop)
+        return weights_out[heads]
     rows = slice(heads.start * d_head, heads.stop * d_head)  # these heads' feature rows
     q, k, v = (qkv[part * d_model:][rows].reshape(-1, d_head, T) for part in range(3))
     values_out[heads] = v.transpose(0, 2, 1)  # [n, d_head, T] -> [n, T, d_head]

@@ -1,6 +1,7 @@
-"""fast/llama.py's prompt attention: _kernels.c's attend_prompt (head sizes 16-64 by 16) and
-numpy's blocks (elsewhere) against the float64 formula, on one thread and on two, with and
-without cached keys before the prompt's."""
+"""The compiled attention against the float64 formula, and numpy's passes where it does not
+run: fast/llama.py's prompt attention (_kernels.c's attend_prompt, head sizes 16-64 by 16; on
+one thread and on two, with and without cached keys before the prompt's) and an encoder's,
+feature by feature as fast/loop.py holds it (attend_features, through ops.attention_heads)."""
 
 import math
 
@@ -72,3 +73,46 @@ def test_attend_prompt_refuses_what_it_cannot_read():
         attend(q.astype(np.float64), k, k, w, z, 0.25, 0, 8)
     with pytest.raises(ValueError, match="C-contiguous"):
         attend(q, k, k, w[:, :, :3], z, 0.25, 0, 8)
+
+
+def encoder_formula(qkv, H, d):  # [3 D, T] -> float64 (weights [H, T, T], context [D, T])
+    q, k, v = (qkv[i * H * d:(i + 1) * H * d].astype(np.float64).reshape(H, d, -1)
+               for i in range(3))
+    scores = q.transpose(0, 2, 1) @ k / math.sqrt(d)  # [H, T, T]
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    z = weights @ v.transpose(0, 2, 1)  # [H, T, d]
+    return weights, z.transpose(0, 2, 1).reshape(H * d, -1)
+
+
+@pytest.mark.parametrize("way", ["compiled", "numpy"])
+@pytest.mark.parametrize(("H", "T", "d"), [(4, 1, 32), (4, 5, 16), (3, 37, 64), (12, 130, 32)])
+def test_encoder_attention_feature_by_feature_equals_the_formula(way, H, T, d, monkeypatch):
+    """ops.attention_heads as fast/loop.py calls it (MiniLM's layout), heads in two parts."""
+    from attention_workshop.real.fast import ops
+
+    if way == "numpy":
+        monkeypatch.setattr(kernels, "compiled", None)
+    rng = np.random.default_rng(T * d)
+    qkv = rng.normal(size=(3 * H * d, T)).astype(np.float32)
+    weights = np.full((H, T, T), np.nan, np.float32)
+    context = np.full((H * d, T), np.nan, np.float32)
+    values = np.full((H, T, d), np.nan, np.float32)
+    for heads in (slice(0, H // 2), slice(H // 2, H)):
+        ops.attention_heads(qkv, heads, d, None, weights, context, values)
+    w64, context64 = encoder_formula(qkv, H, d)
+    np.testing.assert_allclose(weights, w64, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(context, context64, rtol=0, atol=1e-5)
+    np.testing.assert_array_equal(values, qkv[2 * H * d:].reshape(H, d, T).transpose(0, 2, 1))
+
+
+def test_attend_features_refuses_what_it_cannot_read():
+    qkv = np.zeros((3 * 32, 5), np.float32)
+    w, ctx, v = (np.zeros(shape, np.float32) for shape in ((2, 5, 5), (32, 5), (2, 5, 16)))
+    attend = kernels.compiled.attend_features
+    with pytest.raises(ValueError, match="attend_features"):
+        attend(qkv, w, ctx, v, 8, 0.25, 0, 4)  # a head size not of 16s
+    with pytest.raises(ValueError, match="attend_features"):
+        attend(qkv, w, ctx, v, 16, 0.25, 0, 3)  # heads past H
+    with pytest.raises(ValueError, match="attend_features"):
+        attend(qkv[:90], w, ctx, v, 16, 0.25, 0, 2)  # not 3 D rows
