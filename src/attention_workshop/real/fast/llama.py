@@ -62,6 +62,7 @@ def attention(team, traces=()):  # Team, [KeptTrace] -> attend(q, k, v, mask): t
                 and "avx512" in compiled.block_versions()):  # (elsewhere its rows run as
             # generated tokens' attention, slower than numpy's blocks)
             q, k, v = (np.ascontiguousarray(a, np.float32) for a in (q, k, v))
+            gemm.rest()
             team.run(Stage(H * T, lambda rows: compiled.attend_prompt(
                 q, k, v, scores, out, scale, rows.start, rows.stop)))
             return out, scores

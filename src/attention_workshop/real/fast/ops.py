@@ -226,12 +226,12 @@ def attention_heads(qkv, heads, d_head, mask, weights_out, context, values_out):
     within float32 rounding.
     """
     d_model, T = context.shape
-    k = compiled_for(qkv, weights_out, context, values_out)
-    if (k is not None and mask is None and T < COMPILED_BELOW and d_head % 16 == 0
-            and 16 <= d_head <= 64 and "avx512" in k.block_versions()):
+    compiled = compiled_for(qkv, weights_out, context, values_out)
+    if (compiled is not None and mask is None and T < COMPILED_BELOW and d_head % 16 == 0
+            and 16 <= d_head <= 64 and "avx512" in compiled.block_versions()):
         # _kernels.c's loop, the GIL released: under a few hundred tokens numpy's calls here
         # cost more than their arithmetic (docs/benchmarks.md)
-        k.attend_features(qkv, weights_out, context, values_out, d_head,
+        compiled.attend_features(qkv, weights_out, context, values_out, d_head,
                           1.0 / math.sqrt(d_head), heads.start, heads.stop)
         return weights_out[heads]
     rows = slice(heads.start * d_head, heads.stop * d_head)  # these heads' feature rows
