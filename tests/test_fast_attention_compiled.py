@@ -45,6 +45,15 @@ def test_prompt_attention_equals_the_formula(way, threads, H, T, cached, d, monk
     np.testing.assert_allclose(z, z64, rtol=0, atol=1e-5)
 
 
+def test_the_loops_take_head_sizes_of_16_to_64_by_16_on_avx512_only():
+    runs = kernels.compiled.attend_runs
+    avx512 = "avx512" in kernels.compiled.block_versions()
+    assert [runs(d) for d in (8, 16, 24, 48, 64, 80)] == [False, avx512, False, avx512, avx512,
+                                                          False]
+
+
+@pytest.mark.skipif(kernels.compiled is None or not kernels.compiled.attend_runs(64),
+                    reason="the compiled attention runs on AVX-512 CPUs")
 def test_the_compiled_rows_do_not_depend_on_how_they_are_shared():
     rng = np.random.default_rng(0)
     q, k, v = (rng.normal(size=(3, 50, 64)).astype(np.float32) for _ in range(3))
@@ -69,6 +78,9 @@ def test_attend_prompt_refuses_what_it_cannot_read():
         attend(q, short, short, w, z, 0.25, 0, 8)  # fewer keys than rows
     with pytest.raises(ValueError, match="attend_prompt"):
         attend(q, k, k, w, z, 0.0, 0, 8)  # no scale
+    with pytest.raises(ValueError, match="attend_prompt"):
+        attend(q[..., :8].copy(), k[..., :8].copy(), k[..., :8].copy(), w, z[..., :8].copy(),
+               0.25, 0, 8)  # a head size its loop does not take
     with pytest.raises(TypeError, match="float32"):
         attend(q.astype(np.float64), k, k, w, z, 0.25, 0, 8)
     with pytest.raises(ValueError, match="C-contiguous"):

@@ -724,7 +724,8 @@ static void attend_cached_f32(const float *q, const float *keys, const float *va
    products a head's block at a time left two threads no faster than one at 128 tokens (its
    calls, not their arithmetic, bound it). A head's keys are turned [d][S] first (kt, S
    floats a feature), so 16 keys' scores are 16 lanes of multiply-adds; ROWS_TOGETHER rows
-   share each load of the keys and of the values. */
+   share each load of the keys and of the values. d a multiple of 16, at most 64, and
+   AVX-512 (attend_runs, checked by the caller). */
 #define ROWS_TOGETHER 4
 #ifdef BLOCK_SIMD
 typedef struct {  /* where a head's numbers are: q[t, c] at q[t * q_t + c * q_c], the keys
@@ -795,33 +796,18 @@ static int attend_prompt_f32(const float *q, const float *k, const float *v, flo
                              Py_ssize_t H, Py_ssize_t T, Py_ssize_t S, Py_ssize_t d, float scale,
                              Py_ssize_t u0, Py_ssize_t u1) {  /* -> -1 if out of memory */
 #ifdef BLOCK_SIMD
-    static int avx512 = -1;
-    if (avx512 < 0) avx512 = has_version(WITH_AVX512);
-    float *kt = avx512 && d % 16 == 0 && d <= 64 ? malloc(sizeof(float) * S * d) : NULL;
-    if (avx512 && d % 16 == 0 && d <= 64 && !kt) return -1;
-#endif
+    float *kt = malloc(sizeof(float) * S * d);  /* a head's keys, turned */
+    if (!kt) return -1;
     for (Py_ssize_t h = u0 / T; h < H && h * T < u1; h++) {
         Py_ssize_t t0 = u0 > h * T ? u0 - h * T : 0, t1 = u1 < (h + 1) * T ? u1 - h * T : T;
-        const float *kh = k + h * S * d, *vh = v + h * S * d;
-        Py_ssize_t first = (h * T + t0);  /* the first row's place */
-#ifdef BLOCK_SIMD
-        if (kt) {
-            for (Py_ssize_t s = 0; s < S; s++)
-                for (Py_ssize_t c = 0; c < d; c++) kt[c * S + s] = kh[s * d + c];
-            head_view hv = {q + first * d, kt, vh, w + first * S, z + first * d, d, 1, S, d, 1,
-                            S, d};
-            attend_rows_avx512(&hv, scale, S - T + t0 + 1, t1 - t0, 1);
-            continue;
-        }
-#endif
-        for (Py_ssize_t t = t0; t < t1; t++) {  /* each row as a generated token's */
-            Py_ssize_t u = h * T + t, keep = S - T + t + 1;
-            float *row = w + u * S;
-            attend_cached_f32(q + u * d, kh, vh, row, z + u * d, 1, 1, S, keep, d, scale);
-            for (Py_ssize_t i = keep; i < S; i++) row[i] = 0.0f;
-        }
+        const float *kh = k + h * S * d;
+        for (Py_ssize_t s = 0; s < S; s++)
+            for (Py_ssize_t c = 0; c < d; c++) kt[c * S + s] = kh[s * d + c];
+        Py_ssize_t first = h * T + t0;  /* the first row's place */
+        head_view hv = {q + first * d, kt, v + h * S * d, w + first * S, z + first * d, d, 1, S,
+                        d, 1, S, d};
+        attend_rows_avx512(&hv, scale, S - T + t0 + 1, t1 - t0, 1);
     }
-#ifdef BLOCK_SIMD
     free(kt);
 #endif
     return 0;
@@ -832,7 +818,7 @@ static int attend_prompt_f32(const float *q, const float *k, const float *v, flo
    d rows of each), weights [H, T, T] written whole, context [D, T] (head h's d rows), and
    values [H, T, d]: each head's v token by token, as the model reports it and as the
    weights' product reads it. K's rows are already the turned keys attend_rows_avx512 reads.
-   d a multiple of 16, at most 64, and AVX-512 (the caller checks attend_features_runs). */
+   d a multiple of 16, at most 64, and AVX-512 (attend_runs, checked by the caller). */
 static void attend_features_f32(const float *qkv, float *w, float *context, float *values,
                                 Py_ssize_t H, Py_ssize_t T, Py_ssize_t d, float scale,
                                 Py_ssize_t h0, Py_ssize_t h1) {
@@ -1462,6 +1448,20 @@ q_only:
     Py_RETURN_NONE;
 }
 
+static int attend_runs(Py_ssize_t d) {  /* the two attentions' loop takes this head size */
+#ifdef BLOCK_SIMD
+    return has_version(WITH_AVX512) && d >= 16 && d % 16 == 0 && d <= 64;
+#else
+    return 0;
+#endif
+}
+
+static PyObject *attend_runs_py(PyObject *self, PyObject *d) {
+    Py_ssize_t n = PyNumber_AsSsize_t(d, PyExc_OverflowError);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    return PyBool_FromLong(attend_runs(n));
+}
+
 /* attend_prompt(q, k, v, weights, z, scale, u0, u1): see attend_prompt_f32; q and z [H, T,
    d], k and v [H, S, d], weights [H, T, S], every one float32 and contiguous. */
 static PyObject *attend_prompt(PyObject *self, PyObject *args) {
@@ -1481,13 +1481,13 @@ static PyObject *attend_prompt(PyObject *self, PyObject *args) {
         if (b[0].ndim == 3 && b[1].ndim == 3) {
             H = b[0].shape[0], T = b[0].shape[1], d = b[0].shape[2], S = b[1].shape[1];
         }
-        if (H < 1 || T < 1 || d < 1 || S < T || b[1].shape[0] != H || b[1].shape[2] != d
+        if (!attend_runs(d) || H < 1 || T < 1 || S < T || b[1].shape[0] != H || b[1].shape[2] != d
             || b[2].len != b[1].len || b[2].ndim != 3 || b[2].shape[1] != S
             || b[3].len != 4 * H * T * S || b[4].len != b[0].len || !(scale > 0.0f)
             || u0 < 0 || u1 < u0 || u1 > H * T)
             PyErr_SetString(PyExc_ValueError, "attend_prompt(q [H, T, d], k and v [H, S, d], "
-                                              "weights [H, T, S], z [H, T, d], scale > 0, rows "
-                                              "u0 <= u1 <= H T)");
+                                              "weights [H, T, S], z [H, T, d], d: 16-64 by 16 "
+                                              "on AVX-512, scale > 0, rows u0 <= u1 <= H T)");
         else {
             int failed;
             Py_BEGIN_ALLOW_THREADS
@@ -1521,11 +1521,7 @@ static PyObject *attend_features(PyObject *self, PyObject *args) {
     if (got == 4) {
         Py_ssize_t T = b[0].ndim == 2 ? b[0].shape[1] : 0, D = b[2].ndim == 2 ? b[2].shape[0] : 0;
         Py_ssize_t H = d > 0 ? D / d : 0;
-        int runs = 0;
-#ifdef BLOCK_SIMD
-        runs = has_version(WITH_AVX512);
-#endif
-        if (!runs || d < 16 || d % 16 || d > 64 || T < 1 || H < 1 || H * d != D
+        if (!attend_runs(d) || T < 1 || H < 1 || H * d != D
             || b[0].shape[0] != 3 * D || b[2].shape[1] != T || b[1].len != 4 * H * T * T
             || b[3].len != 4 * H * T * d || !(scale > 0.0f) || h0 < 0 || h1 < h0 || h1 > H)
             PyErr_SetString(PyExc_ValueError, "attend_features(qkv [3 D, T], weights [H, T, T], "
@@ -1607,12 +1603,15 @@ static PyObject *decode_layers(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
+    {"attend_runs", attend_runs_py, METH_O,
+     "attend_runs(d) -> whether attend_prompt and attend_features take this head size here\n"
+     "(16-64 by 16, on an AVX-512 CPU)."},
     {"attend_features", attend_features, METH_VARARGS,
      "attend_features(qkv, weights, context, values, d, scale, h0, h1): an encoder's\n"
      "attention for heads h0..h1, feature by feature as fast/loop.py holds a layer."},
     {"attend_prompt", attend_prompt, METH_VARARGS,
      "attend_prompt(q, k, v, weights, z, scale, u0, u1): a prompt's causal attention, rows\n"
-     "u0 <= h T + t < u1, each as attend_cached computes a generated token's."},
+     "u0 <= h T + t < u1 (head sizes 16-64 by 16, AVX-512)."},
     {"gelu", gelu, METH_O, "gelu(x): x float32, C-contiguous, becomes x Phi(x) in place."},
     {"silu_times", silu_times, METH_VARARGS,
      "silu_times(g, u): g float32 becomes silu(g) u in place (u the same size)."},

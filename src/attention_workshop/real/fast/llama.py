@@ -29,6 +29,7 @@ from attention_workshop.real.fast.buffers import keep_freed_memory, reusable
 from attention_workshop.real.fast.loop import threads_for
 from attention_workshop.real.fast.ops import (
     causal_softmax_in_place,
+    compiled_attention,
     compiled_for,
     silu_times_in_place,
 )
@@ -57,10 +58,8 @@ def attention(team, traces=()):  # Team, [KeptTrace] -> attend(q, k, v, mask): t
         # is written below
         out = np.empty((H, T, d), np.float32)
         scale = 1.0 / math.sqrt(d)
-        compiled = kernels.compiled
-        if (compiled is not None and d % 16 == 0 and d <= 64 and q.dtype == np.float32
-                and "avx512" in compiled.block_versions()):  # (elsewhere its rows run as
-            # generated tokens' attention, slower than numpy's blocks)
+        compiled = compiled_attention(d, scores, out) if q.dtype == np.float32 else None
+        if compiled is not None:
             q, k, v = (np.ascontiguousarray(a, np.float32) for a in (q, k, v))
             gemm.rest()
             team.run(Stage(H * T, lambda rows: compiled.attend_prompt(

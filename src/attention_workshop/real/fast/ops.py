@@ -43,6 +43,14 @@ def compiled_for(*arrays):  # numpy arrays -> the module _kernels.c builds, or N
     return None
 
 
+def compiled_attention(d_head, *arrays):  # head size, numpy arrays -> the module, or None
+    """kernels.compiled where its attention loops (attend_prompt, attend_features) take these
+    arrays (compiled_for) and this head size on this CPU (16-64 by 16, AVX-512; elsewhere
+    numpy's products are faster than their plain rows), else None."""
+    k = compiled_for(*arrays)
+    return k if k is not None and k.attend_runs(d_head) else None
+
+
 def linear_rows(w, x, b, out, rows, add=None):
     # [out, in], [in, T], [out], out [out, T], slice of output rows, [out, T] or None
     """out[rows] = w[rows] @ x + b[rows] (+ add[rows]): rows of the layer's output, from
@@ -226,9 +234,8 @@ def attention_heads(qkv, heads, d_head, mask, weights_out, context, values_out):
     within float32 rounding.
     """
     d_model, T = context.shape
-    compiled = compiled_for(qkv, weights_out, context, values_out)
-    if (compiled is not None and mask is None and T < COMPILED_BELOW and d_head % 16 == 0
-            and 16 <= d_head <= 64 and "avx512" in compiled.block_versions()):
+    compiled = compiled_attention(d_head, qkv, weights_out, context, values_out)
+    if compiled is not None and mask is None and T < COMPILED_BELOW:
         # _kernels.c's loop, the GIL released: under a few hundred tokens numpy's calls here
         # cost more than their arithmetic (docs/benchmarks.md)
         compiled.attend_features(qkv, weights_out, context, values_out, d_head,
