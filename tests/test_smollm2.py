@@ -90,3 +90,22 @@ def test_the_kv_cache_equals_a_full_recompute(ours):
         np.testing.assert_allclose(step.attention, whole.attentions[:, :, n + i - 1, :n + i],
                                    rtol=0, atol=1e-5)
         assert step.id == int(np.argmax(whole.logits[n + i - 1]))
+
+
+def test_generate_takes_token_ids_as_run_does(ours, smollm2_model):
+    ids = [504, 2843, 3224, 436]  # ids chosen by hand, run as given (no text in between)
+    generation = ours.generate(ids, tokens=6)
+    assert generation.prompt_ids == ids
+    assert generation.new_ids == greedy(smollm2_model, ids, 6, eos=2)
+
+
+@pytest.mark.parametrize(("prompt", "chat", "says"), [
+    ([504, 2843], True, "a chat prompt is text"),
+    ([], False, "non-empty list of whole numbers"),
+    ([504, 49152], False, "token id 49152 is outside the model's vocabulary"),
+    ([1.5], False, "non-empty list of whole numbers")])
+def test_generate_refuses_ids_it_cannot_run(ours, prompt, chat, says):
+    from attention_workshop.errors import WorkshopError
+
+    with pytest.raises(WorkshopError, match=says):
+        ours.generate(prompt, tokens=2, chat=chat)

@@ -66,12 +66,19 @@ def chat_text(model, prompt):  # -> the prompt inside the model's chat template 
     return f"{head}<|im_start|>user\n{prompt}<|im_end|>\n<|im_start|>assistant\n"
 
 
-def prompt_ids(model, prompt, chat=False):  # -> [ids] the generation starts from
+def prompt_ids(model, prompt, chat=False):  # str | [ids] -> [ids] the generation starts from
     if not model.config.causal:
         raise WorkshopError(f"{model.name} is an encoder ({model.config.family}): it reads a "
                             "sentence but writes nothing; generate with a decoder, e.g. "
                             "--model smollm2")
-    return model.encode(chat_text(model, prompt) if chat else prompt)
+    if isinstance(prompt, str):
+        return model.encode(chat_text(model, prompt) if chat else prompt)
+    if chat:  # the chat template wraps text, not ids already chosen
+        raise WorkshopError("a chat prompt is text: give the user's words as a string, or "
+                            "the token ids without chat")
+    from attention_workshop.real.model import given_ids
+
+    return given_ids(model.tokenizer, prompt, model.config)[1]  # ids run as given, as run takes
 
 
 def generate(model, prompt, tokens=32, chat=False, say=None, ablate=None, ids=None):

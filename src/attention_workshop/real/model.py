@@ -83,8 +83,9 @@ class Model:
         return encode(self.tokenizer, text, self.config.n_ctx)[1]
 
     def generate(self, prompt, tokens=32, chat=False, ablate=None):  # -> decode.Generation
-        """Greedy decoding with a KV cache (decode.py); `ablate` [(layer, head)]: those heads
-        switched off (zero) at every step. Example: load_model("smollm2")
+        """Greedy decoding with a KV cache (decode.py) after `prompt`: text, or token ids run
+        as given (as run takes them); `ablate` [(layer, head)]: those heads switched off
+        (zero) at every step. Example: load_model("smollm2")
         .generate("The capital of France is", tokens=3).text -> " Paris. The"."""
         from attention_workshop.real.decode import generate
 
