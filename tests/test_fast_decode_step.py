@@ -83,6 +83,23 @@ def test_extended_grows_in_place_only_at_its_end():
     assert full.shape == (2, 3, 6, 5)
 
 
+def test_extended_reuses_a_gone_caches_memory_and_never_a_held_ones():
+    cache = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+    a = extended(cache, room=8, slot="test cache")
+    first = address(a)
+    a[:, :, 4] = -1.0
+    del a  # the generation is over: its memory may take the next one's cache
+    b = extended(cache + 1, room=8, slot="test cache")
+    assert address(b) == first
+    np.testing.assert_array_equal(b[:, :, :4], cache + 1)
+    c = extended(cache + 2, room=8, slot="test cache")  # b still held: new memory
+    assert address(c) != first
+    np.testing.assert_array_equal(b[:, :, :4], cache + 1)  # b's numbers untouched
+    np.testing.assert_array_equal(c[:, :, :4], cache + 2)
+    d = extended(cache + 3, room=8, slot="test values")  # another kind: its own slot
+    assert address(d) not in (first, address(c))
+
+
 @pytest.mark.parametrize("n", [1, 7, 16, 576])
 def test_rms_norm_row_is_layers_rms_norm(k, n):
     rng = np.random.default_rng(n)

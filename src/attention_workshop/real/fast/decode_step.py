@@ -142,7 +142,8 @@ def step(w, cfg, ids, past):  # weights, ModelConfig, [1] int, {"keys", "values"
     start = past["keys"].shape[2]  # tokens in the cache
     S = start + 1
     room = min(cfg.n_ctx, MAX_TOKENS)
-    keys, values = extended(past["keys"], room), extended(past["values"], room)  # [L, K, S, d]
+    keys = extended(past["keys"], room, "cache keys")  # [L, K, S, d]
+    values = extended(past["values"], room, "cache values")
     key_memory, value_memory = keys.base, values.base  # [L, K, room, d]: row S - 1 is ours
     x = np.array(w["embed_tokens.weight"][np.asarray(ids)], np.float32)  # [1, d_model]
     out = {"hidden_states": np.empty((L + 1, 1, D), np.float32),
