@@ -1030,7 +1030,10 @@ static void team_grow(int size) {  /* called holding team_lock; may stop short o
    both were slower. The first two shared calls after calls alone are not counted: they
    wake the workers that slept meanwhile (~50-100 us on a virtual machine's idle core). Any
    later call that has to wake one is: on a loaded machine a worker kept off its core falls
-   asleep between calls. So a loaded machine stays close to one thread's time, and one that
+   asleep between calls; but not one that comes more than SPIN_NS after the last call
+   returned (Python's work between two tokens' products): the workers slept for want of
+   work, and a window failed by that one wake sent the next 64 calls or more to one
+   thread. So a loaded machine stays close to one thread's time, and one that
    quietens down gets its threads back within a few tokens. */
 static double alone_ns_per_weight[2];  /* [bits == 8], 0 until measured; under team_lock */
 static int team_measured = 1;  /* 0: every call of 2 CHUNK rows or more shared (for the tests) */
@@ -1043,6 +1046,7 @@ static int team_waking = 0;  /* shared calls left unjudged: the workers, asleep 
                                 caller ran alone, are being woken (~50-100 us each) */
 static double window_took_ns = 0.0, window_alone_ns = 0.0;  /* the window's calls: shared, */
 static int window_calls = 0;                                /* and alone as estimated */
+static struct timespec team_last_end;  /* when the last call (shared or alone) returned */
 
 static void block_rows_shared(const block_job *job, int threads) {
     uint64_t rows = (uint64_t)job->rows;
@@ -1061,10 +1065,15 @@ static void block_rows_shared(const block_job *job, int threads) {
             if (*alone == 0.0) *alone = took;
             else if (phase >= 2)  /* a worker may still spin in a probe's first two calls */
                 *alone = 0.75 * *alone + 0.25 * took;
+            clock_gettime(CLOCK_MONOTONIC, &team_last_end);
             pthread_mutex_unlock(&team_lock);
             return;
         }
         atomic_store_explicit(&team_resting, 0, memory_order_relaxed);
+        if (team_waking == 0 && team_last_end.tv_sec && since_ns(&team_last_end) > SPIN_NS)
+            team_waking = 1;  /* the caller was away (Python's work between a token's
+                                 products) longer than the workers spin: they slept for
+                                 want of work, not for a busy machine; this call wakes them */
         team_grow(threads);  /* the team only grows: a later call asking fewer uses them all */
         team_job = *job;
         atomic_store_explicit(&team_done, 0, memory_order_relaxed);
@@ -1096,6 +1105,7 @@ static void block_rows_shared(const block_job *job, int threads) {
                 window_calls = 0;
             }
         }
+        clock_gettime(CLOCK_MONOTONIC, &team_last_end);
         pthread_mutex_unlock(&team_lock);
         return;
     }
