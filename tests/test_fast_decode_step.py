@@ -10,6 +10,7 @@ import pytest
 from attention_workshop.attention import scaled_dot_product_attention
 from attention_workshop.real.fast import kernels
 from attention_workshop.real.fast.buffers import extended
+from attention_workshop.real.fast.decode_step import frequencies, turn_at
 from attention_workshop.real.layers import rms_norm, rotary_angles, rotate, share_heads
 
 OUTPUTS = ("attentions", "hidden_states", "queries", "keys", "values", "head_outputs")
@@ -98,6 +99,17 @@ def test_extended_reuses_a_gone_caches_memory_and_never_a_held_ones():
     np.testing.assert_array_equal(c[:, :, :4], cache + 2)
     d = extended(cache + 3, room=8, slot="test values")  # another kind: its own slot
     assert address(d) not in (first, address(c))
+
+
+@pytest.mark.parametrize(("d", "theta"), [(64, 100000.0), (128, 10000.0), (16, 500000.0)])
+def test_a_steps_turn_is_rotary_angles_bit_for_bit(d, theta):
+    for position in [0, 1, 2, 17, 511, 4095, 8191]:
+        cos, sin = rotary_angles([position], d, theta)
+        mine = turn_at(position, d, theta)
+        assert mine[0].dtype == mine[1].dtype == np.float64 and mine[0].shape == (d,)
+        np.testing.assert_array_equal(mine[0].view(np.uint64), cos[0].view(np.uint64))
+        np.testing.assert_array_equal(mine[1].view(np.uint64), sin[0].view(np.uint64))
+    assert not frequencies(d, theta).flags.writeable  # shared between steps: never written
 
 
 @pytest.mark.parametrize("n", [1, 7, 16, 576])

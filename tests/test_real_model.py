@@ -112,3 +112,17 @@ def test_one_bad_weight_spoils_its_tokens_blend_even_against_a_zero_value(bad):
     out["hidden_states"][2, 0, 0] = bad  # the attention finite: the output is named
     with pytest.raises(WorkshopError, match=r"in layer 1 \(its output\)"):
         check_finite("tiny", out)
+
+
+def test_special_ids_follow_the_tokens_added_to_a_tokenizer():
+    from tokenizers import Tokenizer, models
+
+    from attention_workshop.real.model import special_ids
+
+    tokenizer = Tokenizer(models.WordLevel({"a": 0, "b": 1, "[UNK]": 2}, unk_token="[UNK]"))
+    assert special_ids(tokenizer) == set()
+    tokenizer.add_special_tokens(["[CLS]"])  # id 3
+    assert special_ids(tokenizer) == {3}
+    tokenizer.add_special_tokens(["[SEP]"])  # id 4: found again, not the first answer kept
+    tokenizer.add_tokens(["c"])  # id 5, not special
+    assert special_ids(tokenizer) == {3, 4}

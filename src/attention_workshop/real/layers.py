@@ -94,10 +94,15 @@ def rotary_angles(positions, d_head, theta):  # [T] ints, int, float -> (cos, si
     """The angle of pair i at position p is p / theta^(2i / d_head): slow turns for the
     last pairs, fast for the first. Halves convention (transformers'): feature j and
     j + d_head/2 form pair j. Example: d_head 2, theta 10000: position 1 turns by 1 radian."""
-    inv_freq = 1.0 / theta ** (np.arange(0, d_head, 2, dtype=np.float64) / d_head)  # [d/2]
+    inv_freq = rotary_frequencies(d_head, theta)  # [d/2]
     angles = np.outer(np.asarray(positions, dtype=np.float64), inv_freq)  # [T, d/2]
     angles = np.concatenate([angles, angles], axis=-1)  # [T, d_head]
     return np.cos(angles), np.sin(angles)
+
+
+def rotary_frequencies(d_head, theta):  # -> [d_head / 2] float64: pair i's radians a position
+    """Example: d_head 4, theta 10000 -> [1.0, 0.01]."""
+    return 1.0 / theta ** (np.arange(0, d_head, 2, dtype=np.float64) / d_head)
 
 
 def rotate(x, cos, sin):  # [n_head, T, d_head], [T, d_head] x 2 -> [n_head, T, d_head]

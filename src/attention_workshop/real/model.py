@@ -6,6 +6,7 @@ accelerator in float32 where real/fast/ has one (proved equal to it).
 
 import contextlib
 import functools
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -210,8 +211,19 @@ def check_finite(name, out):  # forward's dict of arrays -> None, or WorkshopErr
                             "range; nothing is shown")
 
 
+_special = weakref.WeakKeyDictionary()  # tokenizer -> (its vocabulary's size, special_ids)
+
+
 def special_ids(tokenizer):  # -> {id} of the tokenizer's special tokens ([CLS], <|endoftext|>)
-    return {i for i, token in tokenizer.get_added_tokens_decoder().items() if token.special}
+    """Found again only when the vocabulary has changed size (tokens added): a generated
+    token's run asks for them each step, and reading every added token took ~20-50 us of it."""
+    size = tokenizer.get_vocab_size(with_added_tokens=True)
+    found = _special.get(tokenizer)
+    if found is None or found[0] != size:
+        found = (size, frozenset(i for i, token in tokenizer.get_added_tokens_decoder().items()
+                                 if token.special))
+        _special[tokenizer] = found
+    return found[1]
 
 
 def given_ids(tokenizer, ids, cfg):  # [ints] -> (tokens, ids, special), each id checked
