@@ -54,13 +54,22 @@ def gguf_tokenizer(metadata, path):  # GGUF metadata, path (for messages) -> tok
         raise refuse("GGUF file", path, f"its {len(tokens)} tokens hold only {len(vocab)} "
                      "different ones", TODO)
     pairs = [tuple(merge.split(" ")) for merge in merges]
-    bad = next((m for m, pair in zip(merges, pairs, strict=True) if len(pair) != 2
-                or pair[0] not in vocab or pair[1] not in vocab or "".join(pair) not in vocab),
-               None)
-    if bad is not None:
-        raise refuse("GGUF file", path, f"the merge {_shown(bad)} is not two tokens of the "
+    # BPE checks that each merge's two tokens and the one they make are in the vocabulary
+    # (48,900 merges: checking them here first took 0.04 s more); the merge it refuses is
+    # named by the same check, run only then
+    failed = next((m for m, pair in zip(merges, pairs, strict=True) if len(pair) != 2), None)
+    try:
+        bpe = None if failed else models.BPE(vocab, pairs, fuse_unk=False, byte_fallback=False)
+    except Exception as exc:  # tokenizers raises a bare Exception
+        failed = next((m for m, pair in zip(merges, pairs, strict=True) if pair[0] not in vocab
+                       or pair[1] not in vocab or "".join(pair) not in vocab), None)
+        if failed is None:
+            raise refuse("GGUF file", path, f"its merges make no BPE model ({exc})",
+                         TODO) from None
+    if failed is not None:
+        raise refuse("GGUF file", path, f"the merge {_shown(failed)} is not two tokens of the "
                      "vocabulary making a third", TODO)
-    tokenizer = Tokenizer(models.BPE(vocab, pairs, fuse_unk=False, byte_fallback=False))
+    tokenizer = Tokenizer(bpe)
     tokenizer.pre_tokenizer = byte_level
     tokenizer.decoder = decoders.ByteLevel()
     # a control token spelled outside the byte alphabet is not a text llama.cpp can match
