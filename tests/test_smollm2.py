@@ -109,3 +109,11 @@ def test_generate_refuses_ids_it_cannot_run(ours, prompt, chat, says):
 
     with pytest.raises(WorkshopError, match=says):
         ours.generate(prompt, tokens=2, chat=chat)
+
+
+def test_an_encoder_given_ids_writes_nothing():
+    from attention_workshop.errors import WorkshopError
+
+    minilm = load_model("minilm")
+    with pytest.raises(WorkshopError, match="is an encoder"):
+        minilm.generate([101, 1996, 102], tokens=2)

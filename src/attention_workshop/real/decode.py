@@ -66,19 +66,16 @@ def chat_text(model, prompt):  # -> the prompt inside the model's chat template 
     return f"{head}<|im_start|>user\n{prompt}<|im_end|>\n<|im_start|>assistant\n"
 
 
-def prompt_ids(model, prompt, chat=False):  # str | [ids] -> [ids] the generation starts from
+def writes(model):  # -> None, or WorkshopError: an encoder writes nothing
     if not model.config.causal:
         raise WorkshopError(f"{model.name} is an encoder ({model.config.family}): it reads a "
                             "sentence but writes nothing; generate with a decoder, e.g. "
                             "--model smollm2")
-    if isinstance(prompt, str):
-        return model.encode(chat_text(model, prompt) if chat else prompt)
-    if chat:  # the chat template wraps text, not ids already chosen
-        raise WorkshopError("a chat prompt is text: give the user's words as a string, or "
-                            "the token ids without chat")
-    from attention_workshop.real.model import given_ids
 
-    return given_ids(model.tokenizer, prompt, model.config)[1]  # ids run as given, as run takes
+
+def prompt_ids(model, prompt, chat=False):  # -> [ids] the generation starts from
+    writes(model)
+    return model.encode(chat_text(model, prompt) if chat else prompt)
 
 
 def generate(model, prompt, tokens=32, chat=False, say=None, ablate=None, ids=None):
@@ -89,6 +86,7 @@ def generate(model, prompt, tokens=32, chat=False, say=None, ablate=None, ids=No
     the keys and values of the run without them (interventions.py). `ids`: the prompt's
     ids as prompt_ids gave them already (a command that checked them first), so the
     prompt is encoded once."""
+    writes(model)
     ids = prompt_ids(model, prompt, chat) if ids is None else list(ids)
     room = min(model.config.n_ctx, MAX_TOKENS) - len(ids)
     whole = isinstance(tokens, int | np.integer) and not isinstance(tokens, bool | np.bool_)

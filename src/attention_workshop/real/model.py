@@ -90,7 +90,13 @@ class Model:
         .generate("The capital of France is", tokens=3).text -> " Paris. The"."""
         from attention_workshop.real.decode import generate
 
-        return generate(self, prompt, tokens, chat, ablate=ablate)
+        ids = None
+        if not isinstance(prompt, str):  # ids run as given, as run takes them
+            if chat:  # the chat template wraps text, not ids already chosen
+                raise WorkshopError("a chat prompt is text: give the user's words as a "
+                                    "string, or the token ids without chat")
+            ids = given_ids(self.tokenizer, prompt, self.config)[1]
+        return generate(self, prompt, tokens, chat, ablate=ablate, ids=ids)
 
     def run(self, sentence, past=None, hooks=None, ablate=None, how="zero", patch=None):
         # str | [ids] -> RunResult
