@@ -202,17 +202,18 @@ def log_scaling(log, model, text_run):
     T = scores.shape[-1]
     causal = np.tri(T, dtype=bool)
     masked = np.where(causal, scores, -np.inf)
-    same = bool(np.allclose(softmax(masked / np.sqrt(d)), text_run.attentions, rtol=0,
-                            atol=1e-12))
+    unscaled, scaled = softmax(masked), softmax(masked / np.sqrt(d))  # each row on its own
+    same = bool(np.allclose(scaled, text_run.attentions, rtol=0, atol=1e-12))
     log(f"  {len(text_run.ids)} tokens of ordinary text; row i has i + 1 keys (causal); "
         f"{scores.shape[0]} layers x {scores.shape[1]} heads")
     log(f"  softmax(q.k / sqrt({d})) is the model's own attention weights: {same}")
-    for name, s in (("layer 0", masked[:1]), ("layer 15", masked[15:16]),
-                    ("layer 29", masked[-1:]), ("all layers", masked)):
+    for name, layers in (("layer 0", slice(0, 1)), ("layer 15", slice(15, 16)),
+                         ("layer 29", slice(-1, None)), ("all layers", slice(None))):
+        s = masked[layers]
         dots = s[np.broadcast_to(causal, s.shape)]
         log(f"  {name}: dot-product std = {dots.std():6.2f}  (sqrt(d) = {np.sqrt(d):5.2f}) | "
-            f"avg top weight: unscaled = {softmax(s).max(axis=-1).mean():.3f}, scaled = "
-            f"{softmax(s / np.sqrt(d)).max(axis=-1).mean():.3f}")
+            f"avg top weight: unscaled = {unscaled[layers].max(axis=-1).mean():.3f}, scaled = "
+            f"{scaled[layers].max(axis=-1).mean():.3f}")
 
 
 def repeated_patterns(model):  # float64 Model -> (its run on [S14]'s sequence, {kind: HeadScores})
