@@ -135,9 +135,13 @@ def by_content(rows):  # [L, H, S] one position's attention -> [L, H] bool
 def looked_at(rows, ids, model, count=LOOKS):  # [L, H, S], [S] ids -> [(pos, token, weight)]
     """Where the content heads looked hardest: their rows averaged, the sink and the token
     itself left out. Example: a step after "the river bank" may give [(2, 'Ġriver', 0.31)]."""
-    keep = by_content(rows)
-    if not keep.any() or rows.shape[-1] < 3:
+    if rows.shape[-1] < 3:  # nothing between the sink and the token itself
         return []
-    mean = rows[keep].mean(axis=0)  # [S]
+    picked = rows[by_content(rows)]  # [content heads, S]
+    if not len(picked):
+        return []
+    mean = np.add.reduce(picked, axis=0)  # [S]: np.mean's sum and division, without its
+    np.true_divide(mean, np.intp(len(picked)), out=mean, casting="unsafe")  # wrapper (~40 us
+    # of a generated token's step with its caches cold)
     order = [int(p) for p in np.argsort(-mean[1:-1], kind="stable")[:count] + 1]
     return [(p, model.tokenizer.id_to_token(ids[p]), float(mean[p])) for p in order]
