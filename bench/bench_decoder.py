@@ -6,7 +6,9 @@ Usage: python bench/bench_decoder.py [--threads 1 2] [--blocks B] [--runs R]
 Against llama.cpp (bench_llama_cpp.py; its llama-bench built by build_llama_bench.py, or
 named by $LLAMA_BENCH; where none is found this says so and measures the rest): one new
 token (llama-bench's tg32; ours: generate, every attention weight recorded) and 16-, 128- and
-512-token prompts (pp16 ...; ours: a forward pass returning every attention weight), in
+512-token prompts (pp16 ...; ours: a forward pass returning every attention weight, and the
+last position's next-token scores: llama-bench's batch asks for those of its last token
+only, common_batch_get_one), in
 alternating blocks, with the bytes each side reads per new token and the memory-bandwidth
 floor they give (bandwidth.py, measured here meanwhile). --one adds a third side, in turn
 with the two: ours with the block products on one thread whatever the threads allowed (the
@@ -64,6 +66,10 @@ def worker(side, threads):
         def forward(T):
             return model.run(ids[T]).logits
 
+        def prompt_pass(T):  # as llama-bench's pp: the last position's scores only
+            run = model.run(ids[T])
+            return run.head(run.hidden[-1:])
+
         def generate(n):
             return model.generate(PROMPT, tokens=n).new_ids
 
@@ -90,6 +96,8 @@ def worker(side, threads):
         def forward(T):
             return theirs(input_ids=tensors[T], output_attentions=True).logits
 
+        prompt_pass = forward  # (asked of ours only: the llama.cpp comparison)
+
         def generate(n):
             return theirs.generate(start, do_sample=False, max_new_tokens=n, min_new_tokens=n,
                                    attention_mask=torch.ones_like(start))
@@ -114,9 +122,10 @@ def worker(side, threads):
             common.reset_peak()
             forward(T)
             common.reply({"peak": common.rss("VmHWM"), "before": before})
-        elif ask["cmd"] == "time":
+        elif ask["cmd"] in ("time", "prompt"):
+            run = forward if ask["cmd"] == "time" else prompt_pass
             cpu = []
-            common.reply({"times": common.timed(lambda T=T: forward(T), ask["runs"], cpu),
+            common.reply({"times": common.timed(lambda T=T, run=run: run(T), ask["runs"], cpu),
                           "cpu": cpu})
         elif ask["cmd"] == "generate":  # per new token: (NEW new tokens - 1) / (NEW - 1)
             cpu_many, cpu_one = [], []  # the process's CPU time too (load-proof on 1 thread)

@@ -124,7 +124,7 @@ def bench(threads, args, script):
             got[f"tg{NEW}"][side].append(made["times"])
             cpu[side].append(statistics.median(made["cpu"]))
             for T in lengths:
-                got[f"pp{T}"][side].append(w.ask(cmd="time", T=T, runs=args.runs)["times"])
+                got[f"pp{T}"][side].append(w.ask(cmd="prompt", T=T, runs=args.runs)["times"])
         for row in rows:
             got[row]["llama.cpp"].append(theirs[row])
         rates.append(bandwidth.rate(threads, mb=256, passes=5))
