@@ -78,7 +78,8 @@ class Model:
 
     @property
     def dtype(self):  # the working precision, the weights': "float32", or "float64" for
-        return str(next(iter(self.weights.values())).dtype)  # digits that never change
+        # digits that never change; kept until an entry changes (asked twice a generated token)
+        return self.weights.kept("dtype", lambda weights: str(next(iter(weights.values())).dtype))
 
     def encode(self, text):  # str -> [ids], as run(text) would run them
         return encode(self.tokenizer, text, self.config.n_ctx)[1]

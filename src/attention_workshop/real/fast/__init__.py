@@ -34,9 +34,21 @@ WITH_HOOKS = {"llama", "qwen2"}
 
 
 def accelerated(cfg, dtype, hooks=False):  # ModelConfig, dtype, hooks given -> forward, or None
-    """Example: MiniLM in float32 -> fast.bert.forward; in float64, or with hooks -> None."""
-    if str(dtype) != "float32" or cfg.family not in ACCELERATORS:
+    """Example: MiniLM in float32 -> fast.bert.forward; in float64, or with hooks -> None.
+    Found once for each family, dtype and hooks (every run asks: with a generated token's
+    caches cold, the import machinery took ~40 us of its step)."""
+    key = (cfg.family, str(dtype), bool(hooks))
+    if key not in _found:
+        _found[key] = _accelerator(*key)
+    return _found[key]
+
+
+_found = {}  # (family, dtype, hooks) -> its accelerator's forward, or None
+
+
+def _accelerator(family, dtype, hooks):
+    if dtype != "float32" or family not in ACCELERATORS:
         return None
-    if hooks and cfg.family not in WITH_HOOKS:
+    if hooks and family not in WITH_HOOKS:
         return None
-    return importlib.import_module(ACCELERATORS[cfg.family]).forward
+    return importlib.import_module(ACCELERATORS[family]).forward
