@@ -86,8 +86,11 @@ def generate(model, prompt, tokens=32, chat=False, say=None, ablate=None, ids=No
     the keys and values of the run without them (interventions.py). `ids`: the prompt's
     ids as prompt_ids gave them already (a command that checked them first), so the
     prompt is encoded once."""
-    writes(model)
-    ids = prompt_ids(model, prompt, chat) if ids is None else list(ids)
+    if ids is None:
+        ids = prompt_ids(model, prompt, chat)  # an encoder refused there
+    else:
+        writes(model)
+        ids = list(ids)
     room = min(model.config.n_ctx, MAX_TOKENS) - len(ids)
     whole = isinstance(tokens, int | np.integer) and not isinstance(tokens, bool | np.bool_)
     tokens = int(tokens) if whole else tokens  # numpy's whole numbers too, as run takes ids

@@ -234,12 +234,13 @@ def attention_heads(qkv, heads, d_head, mask, weights_out, context, values_out):
     within float32 rounding.
     """
     d_model, T = context.shape
-    compiled = compiled_attention(d_head, qkv, weights_out, context, values_out)
-    if compiled is not None and mask is None and T < COMPILED_BELOW:
+    compiled = (compiled_attention(d_head, qkv, weights_out, context, values_out)
+                if mask is None and T < COMPILED_BELOW else None)
+    if compiled is not None:
         # _kernels.c's loop, the GIL released: under a few hundred tokens numpy's calls here
         # cost more than their arithmetic (docs/benchmarks.md)
         compiled.attend_features(qkv, weights_out, context, values_out, d_head,
-                          1.0 / math.sqrt(d_head), heads.start, heads.stop)
+                                 1.0 / math.sqrt(d_head), heads.start, heads.stop)
         return weights_out[heads]
     rows = slice(heads.start * d_head, heads.stop * d_head)  # these heads' feature rows
     q, k, v = (qkv[part * d_model:][rows].reshape(-1, d_head, T) for part in range(3))
