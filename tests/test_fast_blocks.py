@@ -177,16 +177,19 @@ def test_a_few_tokens_at_once_make_gguf_own_numbers_and_the_float32_product(qtyp
 
 @pytest.mark.parametrize("qtype", TYPES)
 @pytest.mark.parametrize("T", [3, 8, 23])
-def test_avx512_gives_a_prompt_token_the_bits_of_a_generated_one(qtype, T):
-    """AVX-512's few-token loop sums each row in the one-token loop's order (two chains of
-    16 lanes), so each token's product is the one-token product's bits, not only close."""
-    if "avx512" not in compiled().block_versions():
-        pytest.skip("this CPU has no AVX-512: its AVX2 few-token loop sums in another order")
+def test_a_prompt_token_gets_the_bits_of_a_generated_one(qtype, T):
+    """Each SIMD version's few-token loop sums a row in its one-token loop's order (AVX-512:
+    two chains of 16 lanes; AVX2: a block's sum scaled into one chain of 8 lanes, the offsets
+    after), so a prompt token's product is the one-token product's bits, not only close."""
+    versions = [v for v in compiled().block_versions() if v != "c"]
+    if not versions:
+        pytest.skip("this CPU has neither AVX-512 nor AVX2 (the plain C loop runs token by token)")
     blocks, _ = made(qtype, 133, 576, seed=T)
     x = np.random.default_rng(T).normal(size=(T, 576)).astype(np.float32)
     x[:, :32] *= 1e3  # one block far louder than the rest: a different order would show
-    each = np.stack([product(blocks, row, "avx512") for row in x])
-    np.testing.assert_array_equal(tokens_product(blocks, x, "avx512"), each)
+    for version in versions:
+        each = np.stack([product(blocks, row, version) for row in x])
+        np.testing.assert_array_equal(tokens_product(blocks, x, version), each, err_msg=version)
 
 
 @pytest.mark.parametrize("qtype", TYPES)

@@ -177,7 +177,8 @@ VECTOR_WIDTHS static int layer_norm_columns_f32(const float *x, float *out, cons
    - 8 bits (GGUF Q8_0): the number is d q, q = -128..127, one byte each.
    Each number is made exactly as gguf's dequantize makes it in float32 (d q is exact: 11
    bits of d times at most 8 of q; then one rounding for + m), so out = W x is the float32
-   product with those very weights, only summed in another order. A token reads 0.75 (4 bits)
+   product with those very weights, only summed in another order (AVX2's loop takes d and m
+   out of each block's sum: the same weights, other roundings). A token reads 0.75 (4 bits)
    or 1.125 bytes (8 bits) per weight here, against 4 from the float32 matrix
    (docs/benchmarks.md). Three versions: AVX-512, AVX2 (each picked only if the CPU has it),
    and plain C. */
@@ -336,54 +337,108 @@ AVX2 static float sum8(__m256 v) {
     return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
 }
 
-AVX2 static void q4_rows_avx2(const uint8_t *q, const float *scales, const float *mins,
-                              const float *x, float *out, Py_ssize_t rows, Py_ssize_t n) {
-    Py_ssize_t nb = n / 32;
-    const __m128i low = _mm_set1_epi8(15);
-    for (Py_ssize_t r = 0; r < rows; r++) {
-        const uint8_t *qr = q + r * (n / 2);
-        __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-                         _mm256_setzero_ps()};
-        Py_ssize_t ahead = AHEAD_OF(r, rows);
-        for (Py_ssize_t b = 0; b < nb; b++) {
-            if ((b & 3) == 0) prefetch_row(q, n / 2, ahead, b * 16);
-            if ((b & 15) == 0) {
-                prefetch_row(scales, nb * 4, ahead, b * 4);
-                prefetch_row(mins, nb * 4, ahead, b * 4);
-            }
-            __m128i v = _mm_loadu_si128((const __m128i *)(qr + b * 16));
-            __m128i lo = _mm_and_si128(v, low), hi = _mm_and_si128(_mm_srli_epi16(v, 4), low);
-            __m128i parts[4] = {lo, _mm_srli_si128(lo, 8), hi, _mm_srli_si128(hi, 8)};
-            __m256 d = _mm256_set1_ps(scales[r * nb + b]), m = _mm256_set1_ps(mins[r * nb + b]);
-            for (int k = 0; k < 4; k++) {
-                __m256 qk = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(parts[k]));
-                acc[k] = _mm256_fmadd_ps(_mm256_fmadd_ps(d, qk, m), _mm256_loadu_ps(x + b * 32 + 8 * k), acc[k]);
-            }
-        }
-        out[r] = sum8(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+/* AVX2 (no AVX-512): a block's weights are not made at all. Each block's sum is taken over its
+   integers, S = sum_j k_j x_j, and scaled once: the row's sum is sum_b d_b S_b, plus, for
+   4-bit blocks, sum_b m_b (x's sum over block b). The same weights (a unit vector gives
+   d k + m, gguf's number, to the bit: d k is exact), d and m only taken out of each block's
+   sum; that saves the per-weight multiply-add that makes a weight (the AVX2 loop was
+   compute-bound: 4.4 weights a cycle on a Zen 2; docs/benchmarks.md). Four chains of 8
+   lanes would need 32 registers for the few-token loop; one chain a block (k0 x0, then
+   k1 x1, k2 x2, k3 x3 added in turn) and one sum a row let it keep 8 tokens in registers
+   and sum each token's row in exactly the one-token loop's order: a prompt's token gets
+   the bits a generated one gets. AMD EPYC Zen 3, one core, builds alternating in one
+   process: one 1536 x 576 matrix in cache 7.3-9.2 -> 14.4-16.0 G weights a second; a
+   token's 211 products 13.8 -> 12.6 ms at best (0.85-0.92 of the time by median); 16
+   tokens' products 94 -> 104 ms at best (1.10: a token's sum per block is now 5
+   multiply-adds where made weights took 4, and their making was shared by 8 tokens). */
+#define BLOCK_SUMS_ON_STACK 512  /* rows of up to 16,384 numbers: x's block sums on the stack */
+AVX2 static void block_sums(const float *x, Py_ssize_t nb, float *sx) {  /* sx [nb] */
+    for (Py_ssize_t b = 0; b < nb; b++) {
+        const float *xb = x + b * 32;
+        sx[b] = sum8(_mm256_add_ps(_mm256_add_ps(_mm256_loadu_ps(xb), _mm256_loadu_ps(xb + 8)),
+                                   _mm256_add_ps(_mm256_loadu_ps(xb + 16), _mm256_loadu_ps(xb + 24))));
     }
 }
 
-AVX2 static void q8_rows_avx2(const int8_t *q, const float *scales, const float *x, float *out,
-                              Py_ssize_t rows, Py_ssize_t n) {
-    Py_ssize_t nb = n / 32;
-    for (Py_ssize_t r = 0; r < rows; r++) {
-        const int8_t *qr = q + r * n;
-        __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-                         _mm256_setzero_ps()};
-        Py_ssize_t ahead = AHEAD_OF(r, rows);
-        for (Py_ssize_t b = 0; b < nb; b++) {
-            if ((b & 1) == 0) prefetch_row(q, n, ahead, b * 32);
-            if ((b & 15) == 0) prefetch_row(scales, nb * 4, ahead, b * 4);
-            __m256 d = _mm256_set1_ps(scales[r * nb + b]);
-            for (int k = 0; k < 4; k++) {
-                __m128i v = _mm_loadl_epi64((const __m128i *)(qr + b * 32 + 8 * k));
-                __m256 qk = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v));
-                acc[k] = _mm256_fmadd_ps(_mm256_mul_ps(d, qk), _mm256_loadu_ps(x + b * 32 + 8 * k), acc[k]);
-            }
-        }
-        out[r] = sum8(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+AVX2 static float offsets_dot(const float *m, const float *sx, Py_ssize_t nb) {  /* sum m_b sx_b */
+    __m256 acc = _mm256_setzero_ps();
+    Py_ssize_t b = 0;
+    for (; b + 8 <= nb; b += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(m + b), _mm256_loadu_ps(sx + b), acc);
+    float total = sum8(acc);
+    for (; b < nb; b++) total = fmaf(m[b], sx[b], total);
+    return total;
+}
+
+/* A block's 32 integers as floats, in x's order: k[0] the numbers 0-7, k[1] 8-15, k[2]
+   16-23, k[3] 24-31 (4 bits: bytes 0-7 and 8-15 widened, their low halves, then high). */
+AVX2 static inline __attribute__((always_inline)) void block_integers(int bits, const uint8_t *q, __m256 *k) {
+    if (bits == 4) {
+        const __m256i low = _mm256_set1_epi32(15);
+        __m256i a = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)q));
+        __m256i c = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(q + 8)));
+        k[0] = _mm256_cvtepi32_ps(_mm256_and_si256(a, low));
+        k[1] = _mm256_cvtepi32_ps(_mm256_and_si256(c, low));
+        k[2] = _mm256_cvtepi32_ps(_mm256_srli_epi32(a, 4));
+        k[3] = _mm256_cvtepi32_ps(_mm256_srli_epi32(c, 4));
+    } else {
+        for (int j = 0; j < 4; j++)
+            k[j] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(q + 8 * j))));
     }
+}
+
+/* One block's sum of k x, scaled by d into acc: the one order both loops use. */
+AVX2 static inline __attribute__((always_inline)) __m256 block_step(const __m256 *k, const float *xb, float d, __m256 acc) {
+    __m256 s = _mm256_mul_ps(k[0], _mm256_loadu_ps(xb));
+    s = _mm256_fmadd_ps(k[1], _mm256_loadu_ps(xb + 8), s);
+    s = _mm256_fmadd_ps(k[2], _mm256_loadu_ps(xb + 16), s);
+    s = _mm256_fmadd_ps(k[3], _mm256_loadu_ps(xb + 24), s);
+    return _mm256_fmadd_ps(_mm256_set1_ps(d), s, acc);
+}
+
+/* Rows r and s (s = r for an odd count's last row), each block of x read once for both. */
+AVX2 static inline __attribute__((always_inline)) void avx2_pair(int bits, const uint8_t *q, const float *scales,
+                                  const float *mins, const float *x, const float *sx, float *out,
+                                  Py_ssize_t r, Py_ssize_t s, Py_ssize_t rows, Py_ssize_t n) {
+    Py_ssize_t nb = n / 32, block_bytes = 4 * bits, row_bytes = nb * block_bytes;
+    const uint8_t *q0 = q + r * row_bytes, *q1 = q + s * row_bytes;
+    const float *d0 = scales + r * nb, *d1 = scales + s * nb;
+    Py_ssize_t ahead0 = AHEAD_OF(r, rows), ahead1 = AHEAD_OF(s, rows);
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, k[4];
+    for (Py_ssize_t b = 0; b < nb; b++) {
+        PREFETCH_PAIR(q, scales, mins, row_bytes, block_bytes, nb, ahead0, ahead1, b);
+        block_integers(bits, q0 + b * block_bytes, k);
+        acc0 = block_step(k, x + b * 32, d0[b], acc0);
+        block_integers(bits, q1 + b * block_bytes, k);
+        acc1 = block_step(k, x + b * 32, d1[b], acc1);
+    }
+    float total0 = sum8(acc0), total1 = sum8(acc1);
+    if (mins) {
+        total0 += offsets_dot(mins + r * nb, sx, nb);
+        total1 += offsets_dot(mins + s * nb, sx, nb);
+    }
+    out[r] = total0;
+    out[s] = total1;  /* s = r: the same number again */
+}
+
+AVX2 static void rows_avx2(int bits, const void *q, const float *scales, const float *mins,
+                           const float *x, float *out, Py_ssize_t rows, Py_ssize_t n) {
+    Py_ssize_t nb = n / 32, r = 0;
+    float stack[BLOCK_SUMS_ON_STACK], *sx = stack;
+    if (mins) {
+        if (nb > BLOCK_SUMS_ON_STACK && !(sx = malloc(nb * sizeof(float)))) return;
+        block_sums(x, nb, sx);
+    }
+    /* bits a constant in each loop, so that each is compiled for its kind of block */
+#define PAIRS(kind)                                                                            \
+    for (; r + 2 <= rows; r += 2) avx2_pair(kind, q, scales, mins, x, sx, out, r, r + 1, rows, n); \
+    if (r < rows) avx2_pair(kind, q, scales, mins, x, sx, out, r, r, rows, n);
+    if (bits == 4) {
+        PAIRS(4)
+    } else {
+        PAIRS(8)
+    }
+#undef PAIRS
+    if (sx != stack) free(sx);
 }
 
 /* A prompt's few tokens at once: x [T, n] and out [T, out_stride]. Each block's 32 weights are
@@ -393,36 +448,38 @@ AVX2 static void q8_rows_avx2(const int8_t *q, const float *scales, const float 
    one-token loop's: one chain of fused multiply-adds per 8 lanes. (AVX-512's, below, takes
    rows in pairs, 4 tokens a pass, in the one-token loop's order.) */
 #define TOKEN_GROUP 8
-AVX2 static void q4_tokens_avx2(const uint8_t *q, const float *scales, const float *mins,
-                                const float *x, float *out, Py_ssize_t rows, Py_ssize_t n,
-                                Py_ssize_t T, Py_ssize_t out_stride) {
-    Py_ssize_t nb = n / 32;
-    const __m128i low = _mm_set1_epi8(15);
+/* rows_avx2's sums for up to 8 tokens a pass: a block's integers made once for all of them. */
+AVX2 static void tokens_avx2(int bits, const void *q, const float *scales, const float *mins,
+                             const float *x, float *out, Py_ssize_t rows, Py_ssize_t n,
+                             Py_ssize_t T, Py_ssize_t out_stride) {
+    Py_ssize_t nb = n / 32, block_bytes = 4 * bits, row_bytes = nb * block_bytes;
+    float *sx = NULL;  /* [T, nb] */
+    if (mins) {
+        if (!(sx = malloc(T * nb * sizeof(float)))) return;
+        for (Py_ssize_t t = 0; t < T; t++) block_sums(x + t * n, nb, sx + t * nb);
+    }
     for (Py_ssize_t r = 0; r < rows; r++) {
-        const uint8_t *qr = q + r * (n / 2);
+        const uint8_t *qr = (const uint8_t *)q + r * row_bytes;
+        Py_ssize_t ahead = AHEAD_OF(r, rows);
         for (Py_ssize_t t0 = 0; t0 < T; t0 += TOKEN_GROUP) {
             Py_ssize_t g = T - t0 < TOKEN_GROUP ? T - t0 : TOKEN_GROUP;
-            __m256 acc[TOKEN_GROUP];
+            __m256 acc[TOKEN_GROUP], k[4];
             for (int t = 0; t < TOKEN_GROUP; t++) acc[t] = _mm256_setzero_ps();
             for (Py_ssize_t b = 0; b < nb; b++) {
-                __m128i v = _mm_loadu_si128((const __m128i *)(qr + b * 16));
-                __m128i lo = _mm_and_si128(v, low), hi = _mm_and_si128(_mm_srli_epi16(v, 4), low);
-                __m256 d = _mm256_set1_ps(scales[r * nb + b]), m = _mm256_set1_ps(mins[r * nb + b]);
-                __m256 w0 = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(lo)), m);
-                __m256 w1 = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(lo, 8))), m);
-                __m256 w2 = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(hi)), m);
-                __m256 w3 = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(hi, 8))), m);
-                for (Py_ssize_t t = 0; t < g; t++) {
-                    const float *xb = x + (t0 + t) * n + b * 32;
-                    __m256 a = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xb), acc[t]);
-                    a = _mm256_fmadd_ps(w1, _mm256_loadu_ps(xb + 8), a);
-                    a = _mm256_fmadd_ps(w2, _mm256_loadu_ps(xb + 16), a);
-                    acc[t] = _mm256_fmadd_ps(w3, _mm256_loadu_ps(xb + 24), a);
-                }
+                if (t0 == 0) PREFETCH_PAIR(q, scales, mins, row_bytes, block_bytes, nb, ahead,
+                                           ahead, b);
+                block_integers(bits, qr + b * block_bytes, k);
+                for (Py_ssize_t t = 0; t < g; t++)
+                    acc[t] = block_step(k, x + (t0 + t) * n + b * 32, scales[r * nb + b], acc[t]);
             }
-            for (Py_ssize_t t = 0; t < g; t++) out[(t0 + t) * out_stride + r] = sum8(acc[t]);
+            for (Py_ssize_t t = 0; t < g; t++) {
+                float total = sum8(acc[t]);
+                if (mins) total += offsets_dot(mins + r * nb, sx + (t0 + t) * nb, nb);
+                out[(t0 + t) * out_stride + r] = total;
+            }
         }
     }
+    free(sx);
 }
 
 /* One block's 32 weights as gguf makes them: low (first 16) and high (next 16) halves. */
@@ -592,32 +649,6 @@ AVX512 static void tokens_buffered(int bits, const void *q, const float *scales,
     }
 }
 
-AVX2 static void q8_tokens_avx2(const int8_t *q, const float *scales, const float *x, float *out,
-                                Py_ssize_t rows, Py_ssize_t n, Py_ssize_t T, Py_ssize_t out_stride) {
-    Py_ssize_t nb = n / 32;
-    for (Py_ssize_t r = 0; r < rows; r++) {
-        const int8_t *qr = q + r * n;
-        for (Py_ssize_t t0 = 0; t0 < T; t0 += TOKEN_GROUP) {
-            Py_ssize_t g = T - t0 < TOKEN_GROUP ? T - t0 : TOKEN_GROUP;
-            __m256 acc[TOKEN_GROUP];
-            for (int t = 0; t < TOKEN_GROUP; t++) acc[t] = _mm256_setzero_ps();
-            for (Py_ssize_t b = 0; b < nb; b++) {
-                __m256 d = _mm256_set1_ps(scales[r * nb + b]), w[4];
-                for (int k = 0; k < 4; k++)
-                    w[k] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
-                        _mm_loadl_epi64((const __m128i *)(qr + b * 32 + 8 * k)))));
-                for (Py_ssize_t t = 0; t < g; t++) {
-                    const float *xb = x + (t0 + t) * n + b * 32;
-                    __m256 a = _mm256_fmadd_ps(w[0], _mm256_loadu_ps(xb), acc[t]);
-                    a = _mm256_fmadd_ps(w[1], _mm256_loadu_ps(xb + 8), a);
-                    a = _mm256_fmadd_ps(w[2], _mm256_loadu_ps(xb + 16), a);
-                    acc[t] = _mm256_fmadd_ps(w[3], _mm256_loadu_ps(xb + 24), a);
-                }
-            }
-            for (Py_ssize_t t = 0; t < g; t++) out[(t0 + t) * out_stride + r] = sum8(acc[t]);
-        }
-    }
-}
 #endif
 
 enum { PLAIN_C, WITH_AVX2, WITH_AVX512 };
@@ -640,8 +671,7 @@ static void block_rows(int version, int bits, const void *q, const float *scales
         return;
     }
     if (version == WITH_AVX2) {
-        if (bits == 4) q4_rows_avx2(q, scales, mins, x, out, rows, n);
-        else q8_rows_avx2(q, scales, x, out, rows, n);
+        rows_avx2(bits, q, scales, bits == 4 ? mins : NULL, x, out, rows, n);
         return;
     }
 #endif
@@ -660,8 +690,7 @@ static void block_rows_tokens(int version, int bits, const void *q, const float 
         return;
     }
     if (version == WITH_AVX2) {
-        if (bits == 4) q4_tokens_avx2(q, scales, mins, x, out, rows, n, T, out_stride);
-        else q8_tokens_avx2(q, scales, x, out, rows, n, T, out_stride);
+        tokens_avx2(bits, q, scales, bits == 4 ? mins : NULL, x, out, rows, n, T, out_stride);
         return;
     }
 #endif
