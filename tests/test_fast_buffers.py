@@ -11,7 +11,7 @@ import pytest
 from attention_workshop.errors import WorkshopError
 from attention_workshop.real import load_model
 from attention_workshop.real.catalog import MINILM_INSTALL
-from attention_workshop.real.fast.buffers import resident, reusable
+from attention_workshop.real.fast.buffers import LARGE_PAGE, packed, resident, reusable
 
 SHAPE = (2, 3, 40, 40)
 
@@ -72,6 +72,37 @@ def test_a_held_run_result_keeps_its_numbers():
     for name in names:
         np.testing.assert_array_equal(getattr(first, name), kept[name])
         assert not np.shares_memory(getattr(first, name), getattr(second, name))
+
+
+def mapping(array):  # -> the line of /proc/self/maps that holds array's first byte
+    at = address(array)
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            start, end = (int(part, 16) for part in line.split()[0].split("-"))
+            if start <= at < end:
+                return line
+    raise AssertionError("no mapping holds the array")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="Linux's /proc shows mappings")
+def test_kept_memory_is_private_so_the_kernel_may_give_it_large_pages():
+    # mmap's default for anonymous memory is shared ("s"), which gets no 2 MB pages
+    for array in (reusable((1 << 20,), np.float32, slot="test large"), packed(np.ones(5))):
+        assert mapping(array).split()[1] == "rw-p"
+
+
+def test_packed_copies_lie_one_after_another_from_a_large_page():
+    big = packed(np.zeros((LARGE_PAGE * 40 // 8,)))  # more than a mapping's 64 MB: its own
+    assert big.nbytes > 64 << 20 and address(big) % LARGE_PAGE == 0 and not big.any()
+    rng = np.random.default_rng(0)
+    first = rng.integers(0, 256, size=(LARGE_PAGE // 64 + 3, 64), dtype=np.uint8)
+    second = rng.normal(size=(7, 5)).astype(np.float32)
+    first_copy, second_copy = packed(first), packed(second[:, 1:4])  # a strided view too
+    np.testing.assert_array_equal(first_copy, first)
+    np.testing.assert_array_equal(second_copy, second[:, 1:4])
+    assert second_copy.flags.c_contiguous and second_copy.dtype == np.float32
+    assert address(first_copy) % LARGE_PAGE == 0  # big's mapping was full: a new one began
+    assert address(second_copy) - address(first_copy) == -(-first.nbytes // 64) * 64
 
 
 def test_resident_is_a_copy_in_memory_made_once(tmp_path):

@@ -27,6 +27,7 @@ import numpy as np
 
 from attention_workshop.real.blas_threads import threads_allowed
 from attention_workshop.real.fast import gemm, kernels
+from attention_workshop.real.fast.buffers import packed
 
 BLOCK = 32  # numbers per block, along a row
 # GGUF's block layouts: bytes per block; a block starts with its float16 scale (and offset)
@@ -121,14 +122,14 @@ def from_gguf(raw, qtype, array):
         return array
     if qtype == Q.Q4_1:
         b = raw.reshape(rows, -1, Q4_1_BYTES)  # [rows, n / 32, 20]
-        return FileBlocks(array, np.ascontiguousarray(b[..., 4:]).reshape(rows, -1),
+        return FileBlocks(array, packed(b[..., 4:]).reshape(rows, -1),
                           _halves(b[..., 0:2]), _halves(b[..., 2:4]))
     if qtype == Q.Q8_0:
         b = raw.reshape(rows, -1, Q8_0_BYTES)  # [rows, n / 32, 34]
-        return FileBlocks(array, np.ascontiguousarray(b[..., 2:]).view(np.int8).reshape(rows, -1),
+        return FileBlocks(array, packed(b[..., 2:]).view(np.int8).reshape(rows, -1),
                           _halves(b[..., 0:2]))
     return array
 
 
 def _halves(two_bytes):  # [rows, blocks, 2] uint8, a float16 each -> [rows, blocks] float32
-    return np.ascontiguousarray(two_bytes).view(np.float16)[..., 0].astype(np.float32)
+    return packed(np.ascontiguousarray(two_bytes).view(np.float16)[..., 0].astype(np.float32))

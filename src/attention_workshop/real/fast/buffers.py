@@ -34,14 +34,52 @@ def reusable(shape, dtype, slot="attentions"):
     with _lock:
         memory, array = _kept.get(slot, (None, None))
         if memory is None or len(memory) != nbytes or array() is not None:
-            memory = mmap.mmap(-1, max(nbytes, 1))  # pages arrive (zeroed) on first write
-            if hasattr(mmap, "MADV_HUGEPAGE") and nbytes >= 1 << 22:
-                memory.madvise(mmap.MADV_HUGEPAGE)  # as numpy does for its own large arrays
+            memory = _anonymous(max(nbytes, 1))  # pages arrive (zeroed) on first write
         # an array over the mapping is the base of every view taken from it, so its weak
         # ref dies exactly when the last view does
         owner = np.ndarray(shape, dtype, buffer=memory)
         _kept[slot] = (memory, weakref.ref(owner))
         return owner
+
+
+def _anonymous(nbytes):  # -> a private anonymous mapping of nbytes (zeroed on first write)
+    """2 MB pages asked for from 4 MB on, as numpy does for its own large arrays. Private:
+    mmap's default for anonymous memory is a shared mapping, which Linux gives large pages
+    only where shmem's own setting allows (usually never)."""
+    if hasattr(mmap, "MAP_PRIVATE"):
+        memory = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    else:  # Windows: no flags
+        memory = mmap.mmap(-1, nbytes)
+    if hasattr(mmap, "MADV_HUGEPAGE") and nbytes >= 1 << 22:
+        memory.madvise(mmap.MADV_HUGEPAGE)
+    return memory
+
+
+LARGE_PAGE = 2 << 20
+PACKED = 64 << 20  # weights' copies share mappings of this size (2 MB pages come only whole)
+_packing = [None, 0]  # the mapping being filled (a uint8 array over it), its next free byte
+
+
+def packed(array):  # array -> a C-contiguous copy of it, beside the copies made before it
+    """A GGUF's 4- and 8-bit blocks, copied one matrix after another into large mappings
+    aligned to 2 MB pages: a generated token reads all 111 MB of SmolLM2's, matrix by matrix
+    in the order they were copied, and on 4 KB pages from the C library's heap (a layer's
+    matrices are 55-442 KB, too small for numpy's own large pages) each page costs its own
+    address translation (docs/benchmarks.md). A mapping's memory goes once every copy in it
+    has gone.
+
+    Example: a, b = packed(x), packed(y) -> b's memory starts where a's ends (rounded up to
+    64 bytes); np.array_equal(a, x) -> True."""
+    nbytes = array.nbytes
+    with _lock:
+        memory, at = _packing
+        if memory is None or at + nbytes > len(memory):
+            memory = np.frombuffer(_anonymous(max(PACKED, nbytes) + LARGE_PAGE), np.uint8)
+            at = -memory.ctypes.data % LARGE_PAGE  # the first byte of a 2 MB page
+        _packing[:] = [memory, at + -(-nbytes // 64) * 64]
+    copy = memory[at:at + nbytes].view(array.dtype).reshape(array.shape)
+    copy[...] = array
+    return copy
 
 
 # glibc's mallopt parameters: arrays under MMAP_BELOW bytes come from the heap, and up to
