@@ -45,7 +45,7 @@ def compiled_for(*arrays):  # numpy arrays -> the module _kernels.c builds, or N
 
 def compiled_attention(d_head, *arrays):  # head size, numpy arrays -> the module, or None
     """kernels.compiled where its attention loops (attend_prompt, attend_features) take these
-    arrays (compiled_for) and this head size on this CPU (16-64 by 16, AVX-512; elsewhere
+    arrays (compiled_for) and this head size on this CPU (16-64 by 16, AVX-512 or AVX2; elsewhere
     numpy's products are faster than their plain rows), else None."""
     k = compiled_for(*arrays)
     return k if k is not None and k.attend_runs(d_head) else None
