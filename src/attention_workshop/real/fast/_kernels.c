@@ -41,19 +41,26 @@
    parts, so r is exact), p Cephes' degree-6 fit (relative error < 2e-7). Above 88.72: +inf;
    below -87.34: 0 (a float32 exp's smallest normal result); NaN stays NaN. No branches, so the
    loops calling it vectorise. */
+/* exp_f's steps, one expression each, also written out for vectors (exp8): kf = round(xc /
+   ln 2), r = xc - kf ln 2; p from its first coefficient to p(r). */
+#define EXP_REDUCED(xc, kf, r)                                    \
+    kf = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f; \
+    r = xc - kf * 0.693359375f;                                   \
+    r = r - kf * -2.12194440e-4f
+#define EXP_POLYNOMIAL(p, r)          \
+    p = p * r + 1.3981999507e-3f;     \
+    p = p * r + 8.3334519073e-3f;     \
+    p = p * r + 4.1665795894e-2f;     \
+    p = p * r + 1.6666665459e-1f;     \
+    p = p * r + 5.0000001201e-1f;     \
+    p = p * r * r + r + 1.0f
+
 static inline float exp_f(float x) {
     float xc = x == x ? x : 0.0f;                             /* NaN: any number, answered below */
     xc = xc > 88.0f ? 88.0f : (xc < -87.0f ? -87.0f : xc);  /* 2^k stays a normal float */
-    float kf = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  /* round(x / ln 2) */
-    float r = xc - kf * 0.693359375f;
-    r = r - kf * -2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
+    float kf, r, p = 1.9875691500e-4f;
+    EXP_REDUCED(xc, kf, r);
+    EXP_POLYNOMIAL(p, r);
     int32_t bits = ((int32_t)kf + 127) << 23;  /* 2^k */
     float scale;
     memcpy(&scale, &bits, sizeof scale);
@@ -382,16 +389,9 @@ AVX2 static inline __attribute__((always_inline)) void exp8(floats8v *in_place) 
     ints8v number = x == x;
     floats8v xc = PICK8(number, x, zero);
     xc = PICK8(xc > 88.0f, zero + 88.0f, PICK8(xc < -87.0f, zero - 87.0f, xc));
-    floats8v kf = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    floats8v r = xc - kf * 0.693359375f;
-    r = r - kf * -2.12194440e-4f;
-    floats8v p = zero + 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
+    floats8v kf, r, p = zero + 1.9875691500e-4f;
+    EXP_REDUCED(xc, kf, r);
+    EXP_POLYNOMIAL(p, r);
     ints8v bits = (__builtin_convertvector(kf, ints8v) + 127) << 23;  /* 2^k */
     floats8v e = p * (floats8v)bits;
     e = PICK8(x > 88.72283f, inf, e);
@@ -1026,21 +1026,40 @@ typedef struct {  /* where a head's numbers are: q[t, c] at q[t * q_t + c * q_c]
     Py_ssize_t q_t, q_c, ldk, z_t, z_c, S, d;
 } head_view;
 
+/* Rows r0 .. r0 + r - 1 of a head (r at most ROWS_TOGETHER; -> r): their q and weights rows
+   (past the last row, the last row again, not stored), and in *keep the keys the last one
+   sees. */
+static int row_group(const head_view *hv, Py_ssize_t first_keep, Py_ssize_t rows, Py_ssize_t r0,
+                     int causal, const float **qi, float **wi, Py_ssize_t *keep) {
+    int r = rows - r0 < ROWS_TOGETHER ? (int)(rows - r0) : ROWS_TOGETHER;
+    *keep = causal ? first_keep + r0 + r - 1 : hv->S;
+    for (int i = 0; i < ROWS_TOGETHER; i++) {
+        Py_ssize_t t = r0 + (i < r ? i : r - 1);
+        qi[i] = hv->q + t * hv->q_t;
+        wi[i] = hv->w + t * hv->S;
+    }
+    return r;
+}
+
+/* The group's r rows of scores [S] scaled and turned into weights: causal, row i keeps
+   first + i keys (0 after them); else every key. */
+static void group_softmax(float **wi, int r, Py_ssize_t S, float scale, int causal,
+                          Py_ssize_t first) {
+    for (int i = 0; i < r; i++)
+        if (causal) causal_softmax_f32(wi[i], 1, 1, S, scale, first + i - 1);
+        else softmax_rows_f32(wi[i], 1, S, scale);
+}
+
 AVX512 static void attend_rows_avx512(const head_view *hv, float scale, Py_ssize_t first_keep,
                                       Py_ssize_t rows, int causal) {
     /* rows 0 <= t < rows of one head; row t keeps first_keep + t keys if causal, else all
        S. d a multiple of 16, at most 64. */
     Py_ssize_t C = hv->d / 16, S = hv->S, d = hv->d;
     for (Py_ssize_t r0 = 0; r0 < rows; r0 += ROWS_TOGETHER) {
-        int r = rows - r0 < ROWS_TOGETHER ? (int)(rows - r0) : ROWS_TOGETHER;
-        Py_ssize_t keep = causal ? first_keep + r0 + r - 1 : S;  /* the last row's */
         const float *qi[ROWS_TOGETHER];  /* past the last row: the last row again, not stored */
         float *wi[ROWS_TOGETHER];
-        for (int i = 0; i < ROWS_TOGETHER; i++) {
-            Py_ssize_t t = r0 + (i < r ? i : r - 1);
-            qi[i] = hv->q + t * hv->q_t;
-            wi[i] = hv->w + t * S;
-        }
+        Py_ssize_t keep;
+        int r = row_group(hv, first_keep, rows, r0, causal, qi, wi, &keep);
         for (Py_ssize_t j = 0; j < keep; j += 16) {  /* 16 keys' scores, every row at once */
             __mmask16 m = keep - j >= 16 ? 0xffff : (__mmask16)((1u << (keep - j)) - 1);
             __m512 acc[ROWS_TOGETHER];
@@ -1053,9 +1072,7 @@ AVX512 static void attend_rows_avx512(const head_view *hv, float scale, Py_ssize
             for (int i = 0; i < ROWS_TOGETHER; i++)
                 if (i < r) _mm512_mask_storeu_ps(wi[i] + j, m, acc[i]);
         }
-        for (int i = 0; i < r; i++)  /* scale, softmax over the keys row i sees, 0 after */
-            if (causal) causal_softmax_f32(wi[i], 1, 1, S, scale, first_keep + r0 + i - 1);
-            else softmax_rows_f32(wi[i], 1, S, scale);
+        group_softmax(wi, r, S, scale, causal, first_keep + r0);
         __m512 sums[ROWS_TOGETHER][4];
         for (int i = 0; i < ROWS_TOGETHER; i++)
             for (int c = 0; c < 4; c++) sums[i][c] = _mm512_setzero_ps();
@@ -1092,15 +1109,10 @@ AVX2 static void attend_rows_avx2(const head_view *hv, float scale, Py_ssize_t f
     Py_ssize_t S = hv->S, d = hv->d;
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     for (Py_ssize_t r0 = 0; r0 < rows; r0 += ROWS_TOGETHER) {
-        int r = rows - r0 < ROWS_TOGETHER ? (int)(rows - r0) : ROWS_TOGETHER;
-        Py_ssize_t keep = causal ? first_keep + r0 + r - 1 : S;  /* the last row's */
         const float *qi[ROWS_TOGETHER];  /* past the last row: the last row again, not stored */
         float *wi[ROWS_TOGETHER];
-        for (int i = 0; i < ROWS_TOGETHER; i++) {
-            Py_ssize_t t = r0 + (i < r ? i : r - 1);
-            qi[i] = hv->q + t * hv->q_t;
-            wi[i] = hv->w + t * S;
-        }
+        Py_ssize_t keep;
+        int r = row_group(hv, first_keep, rows, r0, causal, qi, wi, &keep);
         for (Py_ssize_t j = 0; j < keep; j += 8) {  /* 8 keys' scores, every row at once */
             Py_ssize_t left = keep - j < 8 ? keep - j : 8;
             __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)left), lane);
@@ -1114,9 +1126,7 @@ AVX2 static void attend_rows_avx2(const head_view *hv, float scale, Py_ssize_t f
             for (int i = 0; i < ROWS_TOGETHER; i++)
                 if (i < r) _mm256_maskstore_ps(wi[i] + j, m, acc[i]);
         }
-        for (int i = 0; i < r; i++)  /* scale, softmax over the keys row i sees, 0 after */
-            if (causal) causal_softmax_f32(wi[i], 1, 1, S, scale, first_keep + r0 + i - 1);
-            else softmax_rows_f32(wi[i], 1, S, scale);
+        group_softmax(wi, r, S, scale, causal, first_keep + r0);
         for (Py_ssize_t c0 = 0; c0 < d; c0 += 16) {  /* d a multiple of 16 */
             __m256 sums[ROWS_TOGETHER][2];
             for (int i = 0; i < ROWS_TOGETHER; i++) sums[i][0] = sums[i][1] = _mm256_setzero_ps();
