@@ -499,14 +499,15 @@ AVX2 static void silu_times_avx2(float *g, const float *u, Py_ssize_t n) {
    d k + m, gguf's number, to the bit: d k is exact), d and m only taken out of each block's
    sum; that saves the per-weight multiply-add that makes a weight (the AVX2 loop was
    compute-bound: 4.4 weights a cycle on a Zen 2; docs/benchmarks.md). Four chains of 8
-   lanes would need 32 registers for the few-token loop; one chain a block (k0 x0, then
-   k1 x1, k2 x2, k3 x3 added in turn) and one sum a row let it keep 8 tokens in registers
-   and sum each token's row in exactly the one-token loop's order: a prompt's token gets
-   the bits a generated one gets. AMD EPYC Zen 3, one core, builds alternating in one
-   process: one 1536 x 576 matrix in cache 7.3-9.2 -> 14.4-16.0 G weights a second; a
-   token's 211 products 13.8 -> 12.6 ms at best (0.85-0.92 of the time by median); 16
-   tokens' products 94 -> 104 ms at best (1.10: a token's sum per block is now 5
-   multiply-adds where made weights took 4, and their making was shared by 8 tokens). */
+   lanes would need 32 registers for the few-token loop; a block's sum as (k0 x0 + k1 x1) +
+   (k2 x2 + k3 x3) and one chain a row let it keep 8 tokens in registers and sum each
+   token's row in exactly the one-token loop's order: a prompt's token gets the bits a
+   generated one gets. AMD EPYC Zen 3, one core, builds alternating in one process: one
+   1536 x 576 matrix in cache 7.3-9.2 -> 14.4-16.0 G weights a second; a token's 211
+   products 13.8 -> 10.5 ms (0.76 of the time); 16 tokens' products 94 -> 104 ms at best
+   (1.10: a token's sum per block is now 5 multiply-adds where made weights took 4, and
+   their making was shared by 8 tokens). A block's sum in one chain of four (k0 x0, then
+   k1 x1 ... added in turn) took 11.3 ms: its longer chain left fewer loads in flight. */
 #define BLOCK_SUMS_ON_STACK 512  /* rows of up to 16,384 numbers: x's block sums on the stack */
 AVX2 static void block_sums(const float *x, Py_ssize_t nb, float *sx) {  /* sx [nb] */
     for (Py_ssize_t b = 0; b < nb; b++) {
@@ -545,35 +546,32 @@ AVX2 static inline __attribute__((always_inline)) void block_integers(int bits, 
 /* One block's sum of k x, scaled by d into acc: the one order both loops use. */
 AVX2 static inline __attribute__((always_inline)) __m256 block_step(const __m256 *k, const float *xb, float d, __m256 acc) {
     __m256 s = _mm256_mul_ps(k[0], _mm256_loadu_ps(xb));
+    __m256 u = _mm256_mul_ps(k[2], _mm256_loadu_ps(xb + 16));
     s = _mm256_fmadd_ps(k[1], _mm256_loadu_ps(xb + 8), s);
-    s = _mm256_fmadd_ps(k[2], _mm256_loadu_ps(xb + 16), s);
-    s = _mm256_fmadd_ps(k[3], _mm256_loadu_ps(xb + 24), s);
-    return _mm256_fmadd_ps(_mm256_set1_ps(d), s, acc);
+    u = _mm256_fmadd_ps(k[3], _mm256_loadu_ps(xb + 24), u);
+    return _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_add_ps(s, u), acc);
 }
 
-/* Rows r and s (s = r for an odd count's last row), each block of x read once for both. */
-AVX2 static inline __attribute__((always_inline)) void avx2_pair(int bits, const uint8_t *q, const float *scales,
-                                  const float *mins, const float *x, const float *sx, float *out,
-                                  Py_ssize_t r, Py_ssize_t s, Py_ssize_t rows, Py_ssize_t n) {
+/* Row r: its blocks' sums scaled into one chain of 8 lanes, the offsets after. One row at a
+   time, not two sharing each load of x as AVX-512's loop does: in pairs, the logits' 49,152
+   rows of 8-bit blocks took 6.5 ms instead of 2.3 (a token's products 15.3 -> 10.5 ms one
+   row at a time, alternating builds, Zen 3). */
+AVX2 static inline __attribute__((always_inline)) void avx2_row(int bits, const uint8_t *q,
+        const float *scales, const float *mins, const float *x, const float *sx, float *out,
+        Py_ssize_t r, Py_ssize_t rows, Py_ssize_t n) {
     Py_ssize_t nb = n / 32, block_bytes = 4 * bits, row_bytes = nb * block_bytes;
-    const uint8_t *q0 = q + r * row_bytes, *q1 = q + s * row_bytes;
-    const float *d0 = scales + r * nb, *d1 = scales + s * nb;
-    Py_ssize_t ahead0 = AHEAD_OF(r, rows), ahead1 = AHEAD_OF(s, rows);
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, k[4];
+    const uint8_t *qr = q + r * row_bytes;
+    const float *d = scales + r * nb;
+    Py_ssize_t ahead = AHEAD_OF(r, rows);
+    __m256 acc = _mm256_setzero_ps(), k[4];
     for (Py_ssize_t b = 0; b < nb; b++) {
-        PREFETCH_PAIR(q, scales, mins, row_bytes, block_bytes, nb, ahead0, ahead1, b);
-        block_integers(bits, q0 + b * block_bytes, k);
-        acc0 = block_step(k, x + b * 32, d0[b], acc0);
-        block_integers(bits, q1 + b * block_bytes, k);
-        acc1 = block_step(k, x + b * 32, d1[b], acc1);
+        PREFETCH_PAIR(q, scales, mins, row_bytes, block_bytes, nb, ahead, ahead, b);
+        block_integers(bits, qr + b * block_bytes, k);
+        acc = block_step(k, x + b * 32, d[b], acc);
     }
-    float total0 = sum8(acc0), total1 = sum8(acc1);
-    if (mins) {
-        total0 += offsets_dot(mins + r * nb, sx, nb);
-        total1 += offsets_dot(mins + s * nb, sx, nb);
-    }
-    out[r] = total0;
-    out[s] = total1;  /* s = r: the same number again */
+    float total = sum8(acc);
+    if (mins) total += offsets_dot(mins + r * nb, sx, nb);
+    out[r] = total;
 }
 
 AVX2 static void rows_avx2(int bits, const void *q, const float *scales, const float *mins,
@@ -585,15 +583,10 @@ AVX2 static void rows_avx2(int bits, const void *q, const float *scales, const f
         block_sums(x, nb, sx);
     }
     /* bits a constant in each loop, so that each is compiled for its kind of block */
-#define PAIRS(kind)                                                                            \
-    for (; r + 2 <= rows; r += 2) avx2_pair(kind, q, scales, mins, x, sx, out, r, r + 1, rows, n); \
-    if (r < rows) avx2_pair(kind, q, scales, mins, x, sx, out, r, r, rows, n);
-    if (bits == 4) {
-        PAIRS(4)
-    } else {
-        PAIRS(8)
-    }
-#undef PAIRS
+    if (bits == 4)
+        for (; r < rows; r++) avx2_row(4, q, scales, mins, x, sx, out, r, rows, n);
+    else
+        for (; r < rows; r++) avx2_row(8, q, scales, mins, x, sx, out, r, rows, n);
     if (sx != stack) free(sx);
 }
 
