@@ -192,6 +192,21 @@ def test_a_prompt_token_gets_the_bits_of_a_generated_one(qtype, T):
         np.testing.assert_array_equal(tokens_product(blocks, x, version), each, err_msg=version)
 
 
+def test_a_row_too_long_for_the_stack_gets_the_same_bits():
+    """AVX2 keeps x's 4-bit block sums on the stack for rows of up to 512 blocks; a longer
+    row makes them as it goes (no memory asked for): the same bits as the few-token loop,
+    which keeps them in memory, and the float64 product within float32's rounding."""
+    if "avx2" not in compiled().block_versions():
+        pytest.skip("this CPU has no AVX2")
+    blocks, numbers = made(Q.Q4_1, 5, 32 * 513, seed=9)
+    x = np.random.default_rng(10).normal(size=(3, 32 * 513)).astype(np.float32)
+    each = np.stack([product(blocks, row, "avx2") for row in x])
+    np.testing.assert_array_equal(tokens_product(blocks, x, "avx2"), each)
+    exact = x.astype(np.float64) @ numbers.astype(np.float64).T
+    size = np.abs(x.astype(np.float64)) @ np.abs(numbers.astype(np.float64)).T
+    assert (np.abs(each - exact) / size).max() < 1e-6
+
+
 @pytest.mark.parametrize("qtype", TYPES)
 def test_x_at_w_t_runs_the_kernel_below_24_tokens_and_the_blas_from_there(qtype, monkeypatch):
     from attention_workshop.real.fast.blocks import TOKENS_FROM_BLAS

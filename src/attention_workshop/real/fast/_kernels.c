@@ -37,10 +37,6 @@
 #define AVX2 __attribute__((target("avx2,fma")))
 #endif
 
-/* exp(x) = 2^k p(r), k = round(x / ln 2), r = x - k ln 2 in [-ln 2 / 2, ln 2 / 2] (ln 2 in two
-   parts, so r is exact), p Cephes' degree-6 fit (relative error < 2e-7). Above 88.72: +inf;
-   below -87.34: 0 (a float32 exp's smallest normal result); NaN stays NaN. No branches, so the
-   loops calling it vectorise. */
 /* exp_f's steps, one expression each, also written out for vectors (exp8): kf = round(xc /
    ln 2), r = xc - kf ln 2; p from its first coefficient to p(r). */
 #define EXP_REDUCED(xc, kf, r)                                    \
@@ -55,6 +51,10 @@
     p = p * r + 5.0000001201e-1f;     \
     p = p * r * r + r + 1.0f
 
+/* exp(x) = 2^k p(r), k = round(x / ln 2), r = x - k ln 2 in [-ln 2 / 2, ln 2 / 2] (ln 2 in two
+   parts, so r is exact), p Cephes' degree-6 fit (relative error < 2e-7). Above 88.72: +inf;
+   below -87.34: 0 (a float32 exp's smallest normal result); NaN stays NaN. No branches, so the
+   loops calling it vectorise. */
 static inline float exp_f(float x) {
     float xc = x == x ? x : 0.0f;                             /* NaN: any number, answered below */
     xc = xc > 88.0f ? 88.0f : (xc < -87.0f ? -87.0f : xc);  /* 2^k stays a normal float */
@@ -526,6 +526,27 @@ AVX2 static float offsets_dot(const float *m, const float *sx, Py_ssize_t nb) { 
     return total;
 }
 
+/* offsets_dot(m, x's block sums) with no memory for the sums: 8 of them made at a time, the
+   same bits (a row too long for the stack's BLOCK_SUMS_ON_STACK, or no memory left). */
+AVX2 static float offsets_dot_of_x(const float *m, const float *x, Py_ssize_t nb) {
+    float sx[8];
+    __m256 acc = _mm256_setzero_ps();
+    Py_ssize_t b = 0;
+    for (; b + 8 <= nb; b += 8) {
+        block_sums(x + b * 32, 8, sx);
+        acc = _mm256_fmadd_ps(_mm256_loadu_ps(m + b), _mm256_loadu_ps(sx), acc);
+    }
+    float total = sum8(acc);
+    for (; b < nb; b++) {
+        block_sums(x + b * 32, 1, sx);
+        total = fmaf(m[b], sx[0], total);
+    }
+    return total;
+}
+
+/* the offsets' term of a row: from x's block sums sx, or from x itself where sx is NULL */
+#define OFFSETS(m, sx, x, nb) ((sx) ? offsets_dot(m, sx, nb) : offsets_dot_of_x(m, x, nb))
+
 /* A block's 32 integers as floats, in x's order: k[0] the numbers 0-7, k[1] 8-15, k[2]
    16-23, k[3] 24-31 (4 bits: bytes 0-7 and 8-15 widened, their low halves, then high). */
 AVX2 static inline __attribute__((always_inline)) void block_integers(int bits, const uint8_t *q, __m256 *k) {
@@ -570,43 +591,35 @@ AVX2 static inline __attribute__((always_inline)) void avx2_row(int bits, const 
         acc = block_step(k, x + b * 32, d[b], acc);
     }
     float total = sum8(acc);
-    if (mins) total += offsets_dot(mins + r * nb, sx, nb);
+    if (mins) total += OFFSETS(mins + r * nb, sx, x, nb);
     out[r] = total;
 }
 
 AVX2 static void rows_avx2(int bits, const void *q, const float *scales, const float *mins,
                            const float *x, float *out, Py_ssize_t rows, Py_ssize_t n) {
     Py_ssize_t nb = n / 32, r = 0;
-    float stack[BLOCK_SUMS_ON_STACK], *sx = stack;
-    if (mins) {
-        if (nb > BLOCK_SUMS_ON_STACK && !(sx = malloc(nb * sizeof(float)))) return;
-        block_sums(x, nb, sx);
-    }
+    float stack[BLOCK_SUMS_ON_STACK], *sx = nb <= BLOCK_SUMS_ON_STACK ? stack : NULL;
+    if (mins && sx) block_sums(x, nb, sx);
     /* bits a constant in each loop, so that each is compiled for its kind of block */
     if (bits == 4)
         for (; r < rows; r++) avx2_row(4, q, scales, mins, x, sx, out, r, rows, n);
     else
         for (; r < rows; r++) avx2_row(8, q, scales, mins, x, sx, out, r, rows, n);
-    if (sx != stack) free(sx);
 }
 
-/* A prompt's few tokens at once: x [T, n] and out [T, out_stride]. Each block's 32 weights are
-   made once (gguf's numbers, as above), then multiplied into up to 8 tokens' sums, so a block
-   is read and widened once for 8 tokens instead of once for each (the BLAS's float32
-   product reads 4 bytes a weight). A token's row is summed in another order than the
-   one-token loop's: one chain of fused multiply-adds per 8 lanes. (AVX-512's, below, takes
-   rows in pairs, 4 tokens a pass, in the one-token loop's order.) */
+/* A prompt's few tokens at once: x [T, n] and out [T, out_stride], a block read and widened
+   once for several tokens instead of once for each (the BLAS's float32 product reads 4
+   bytes a weight), each token's row summed in the one-token loop's order. AVX2 here: up to
+   8 tokens a pass, a block's integers made once for all of them; AVX-512 below: rows in
+   pairs, 4 tokens a pass. */
 #define TOKEN_GROUP 8
-/* rows_avx2's sums for up to 8 tokens a pass: a block's integers made once for all of them. */
 AVX2 static void tokens_avx2(int bits, const void *q, const float *scales, const float *mins,
                              const float *x, float *out, Py_ssize_t rows, Py_ssize_t n,
                              Py_ssize_t T, Py_ssize_t out_stride) {
     Py_ssize_t nb = n / 32, block_bytes = 4 * bits, row_bytes = nb * block_bytes;
-    float *sx = NULL;  /* [T, nb] */
-    if (mins) {
-        if (!(sx = malloc(T * nb * sizeof(float)))) return;
+    float *sx = mins ? malloc(T * nb * sizeof(float)) : NULL;  /* [T, nb]; NULL: OFFSETS */
+    if (sx)
         for (Py_ssize_t t = 0; t < T; t++) block_sums(x + t * n, nb, sx + t * nb);
-    }
     for (Py_ssize_t r = 0; r < rows; r++) {
         const uint8_t *qr = (const uint8_t *)q + r * row_bytes;
         Py_ssize_t ahead = AHEAD_OF(r, rows);
@@ -623,7 +636,9 @@ AVX2 static void tokens_avx2(int bits, const void *q, const float *scales, const
             }
             for (Py_ssize_t t = 0; t < g; t++) {
                 float total = sum8(acc[t]);
-                if (mins) total += offsets_dot(mins + r * nb, sx + (t0 + t) * nb, nb);
+                if (mins)
+                    total += OFFSETS(mins + r * nb, sx ? sx + (t0 + t) * nb : NULL,
+                                     x + (t0 + t) * n, nb);
                 out[(t0 + t) * out_stride + r] = total;
             }
         }
