@@ -2,7 +2,7 @@
 
 The floor: a fresh Python importing numpy and matplotlib.pyplot.
 
-Goals: `run --no-real` (Modules 0-2, log and figures) at most 2x the floor; Module 4's share
+Goals: `run --no-real` (Modules 0-2 and 6, log and figures) at most 2x the floor; Module 4's share
 of the full `run` at most half of the 4.1 s it took before issue 32 (so at most 2.05 s).
 Each command runs REPEAT times, interleaved, in fresh processes; medians are compared.
 
@@ -99,7 +99,7 @@ def main():
         run = [sys.executable, "-m", "attention_workshop", "run", "--out", folder]
         commands = {
             "floor: python + numpy + matplotlib.pyplot": FLOOR,
-            "run --no-real (Modules 0-2, log + 5 figures)": [*run, "--no-real"],
+            "run --no-real (Modules 0-2 and 6, log + 8 figures)": [*run, "--no-real"],
             FULL: None,  # timed_run: the shares
             "run --no-figures (log only, Modules 0-6)": [*run, "--no-figures"],
             ALONE: MODULE4,
