@@ -37,6 +37,18 @@
 #define AVX2 __attribute__((target("avx2,fma")))
 #endif
 
+/* The loops' versions, the CPU's best picked at run time. */
+enum { PLAIN_C, WITH_AVX2, WITH_AVX512 };
+static const char *const BLOCK_VERSIONS[] = {"c", "avx2", "avx512"};
+
+static int has_version(int version) {
+#ifdef BLOCK_SIMD
+    if (version == WITH_AVX512) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+    if (version == WITH_AVX2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+    return version == PLAIN_C;
+}
+
 /* exp_f's steps, one expression each, also written out for vectors (exp8): kf = round(xc /
    ln 2), r = xc - kf ln 2; p from its first coefficient to p(r). */
 #define EXP_REDUCED(xc, kf, r)                                    \
@@ -78,9 +90,7 @@ static void gelu_avx2(float *x, Py_ssize_t n);
 static void silu_times_avx2(float *g, const float *u, Py_ssize_t n);
 static int by_avx2(void) {  /* AVX2 and FMA, no AVX-512 */
     static int answer = -1;
-    if (answer < 0)
-        answer = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                 !__builtin_cpu_supports("avx512f");
+    if (answer < 0) answer = has_version(WITH_AVX2) && !has_version(WITH_AVX512);
     return answer;
 }
 #define OR_AVX2(call)          \
@@ -269,25 +279,25 @@ static inline void prefetch_row(const void *base, Py_ssize_t row_bytes, Py_ssize
 }
 #define AHEAD_OF(r, rows) ((r) + AHEAD < (rows) ? (r) + AHEAD : (rows) - 1)
 
-/* For a pair of rows at block b (blocks of block_bytes, rows of row_bytes): 64 bytes of
-   rows ahead0 and ahead1 wherever b starts a cache line, and at every 16th block their
-   scales (and offsets, mins non-NULL: 4-bit blocks). A macro: written as a function, GCC 12
-   dropped the prefetches from the loops it was inlined into (a token's products 1.5x
-   slower). */
-#define PREFETCH_PAIR(q, scales, mins, row_bytes, block_bytes, nb, ahead0, ahead1, b)      \
+/* For row `ahead` at block b (blocks of block_bytes, rows of row_bytes): 64 bytes of it
+   wherever b starts a cache line, and at every 16th block its scales (and offsets, mins
+   non-NULL: 4-bit blocks); PREFETCH_PAIR does it for two rows. Macros: written as a
+   function, GCC 12 dropped the prefetches from the loops it was inlined into (a token's
+   products 1.5x slower). */
+#define PREFETCH_ROW(q, scales, mins, row_bytes, block_bytes, nb, ahead, b)                \
     do {                                                                                  \
         if (((b) * (block_bytes)) % 64 == 0) {                                            \
-            prefetch_row(q, row_bytes, ahead0, (b) * (block_bytes));                      \
-            prefetch_row(q, row_bytes, ahead1, (b) * (block_bytes));                      \
+            prefetch_row(q, row_bytes, ahead, (b) * (block_bytes));                       \
             if (((b) & 15) == 0) {                                                        \
-                prefetch_row(scales, (nb) * 4, ahead0, (b) * 4);                          \
-                prefetch_row(scales, (nb) * 4, ahead1, (b) * 4);                          \
-                if (mins) {                                                               \
-                    prefetch_row(mins, (nb) * 4, ahead0, (b) * 4);                        \
-                    prefetch_row(mins, (nb) * 4, ahead1, (b) * 4);                        \
-                }                                                                         \
+                prefetch_row(scales, (nb) * 4, ahead, (b) * 4);                           \
+                if (mins) prefetch_row(mins, (nb) * 4, ahead, (b) * 4);                   \
             }                                                                             \
         }                                                                                 \
+    } while (0)
+#define PREFETCH_PAIR(q, scales, mins, row_bytes, block_bytes, nb, ahead0, ahead1, b)      \
+    do {                                                                                  \
+        PREFETCH_ROW(q, scales, mins, row_bytes, block_bytes, nb, ahead0, b);             \
+        PREFETCH_ROW(q, scales, mins, row_bytes, block_bytes, nb, ahead1, b);             \
     } while (0)
 
 /* Two rows at a time: each block of x is loaded once for both, and their four chains of
@@ -399,57 +409,15 @@ AVX2 static inline __attribute__((always_inline)) void exp8(floats8v *in_place) 
     *in_place = PICK8(number, e, x);
 }
 
-/* numbers i .. i + 15 of row [n] as two vectors, -inf past n */
-AVX2 static inline __attribute__((always_inline)) void load16(const float *row, Py_ssize_t i,
-                                                              Py_ssize_t n, floats8v *v) {
-    if (i + 16 <= n) {
-        memcpy(v, row + i, 16 * sizeof(float));
-        return;
-    }
-    float padded[16];
-    for (int j = 0; j < 16; j++) padded[j] = i + j < n ? row[i + j] : -INFINITY;
-    memcpy(v, padded, sizeof padded);
-}
-
-AVX2 static void softmax_rows_avx2(float *s, Py_ssize_t rows, Py_ssize_t n, float scale) {
-    for (Py_ssize_t r = 0; r < rows; r++) {
-        float *row = s + r * n, m = -INFINITY, total = 0.0f;
-        floats8v v[2], top[2] = {{0.0f}, {0.0f}}, lanes[2] = {{0.0f}, {0.0f}};
-        top[0] += -INFINITY;
-        top[1] += -INFINITY;
-        for (Py_ssize_t i = 0; i < n; i += 16) {  /* row_max: NaN skipped */
-            load16(row, i, n, v);
-            for (int h = 0; h < 2; h++) {
-                ints8v bigger = v[h] > top[h];
-                top[h] = PICK8(bigger, v[h], top[h]);
-            }
-        }
-        for (int j = 0; j < 16; j++) m = top[j / 8][j % 8] > m ? top[j / 8][j % 8] : m;
-        for (Py_ssize_t i = 0; i < n; i += 16) {
-            load16(row, i, n, v);
-            for (int h = 0; h < 2; h++) {
-                v[h] = (v[h] - m) * scale;
-                exp8(&v[h]);
-                lanes[h] += v[h];
-            }
-            if (i + 16 <= n) memcpy(row + i, v, sizeof(float) * 16);
-            else for (Py_ssize_t j = i; j < n; j++) row[j] = v[(j - i) / 8][(j - i) % 8];
-        }
-        for (int j = 0; j < 16; j++) total += lanes[j / 8][j % 8];
-        float share = 1.0f / total;
-        for (Py_ssize_t i = 0; i < n; i++) row[i] *= share;
-    }
-}
-
-/* 8 numbers from i of x [n] (fewer at the end: zeros after them) into *v; back with put8 */
+/* 8 numbers from i of x [n] into *v (fewer at the end: `pad` after them); back with put8 */
 AVX2 static inline __attribute__((always_inline)) void get8(const float *x, Py_ssize_t i,
-                                                            Py_ssize_t n, floats8v *v) {
+                                                            Py_ssize_t n, float pad, floats8v *v) {
     if (i + 8 <= n) {
         memcpy(v, x + i, sizeof *v);
         return;
     }
-    float part[8] = {0.0f};
-    for (Py_ssize_t j = i; j < n; j++) part[j - i] = x[j];
+    float part[8];
+    for (int j = 0; j < 8; j++) part[j] = i + j < n ? x[i + j] : pad;
     memcpy(v, part, sizeof part);
 }
 
@@ -462,13 +430,45 @@ AVX2 static inline __attribute__((always_inline)) void put8(float *x, Py_ssize_t
     for (Py_ssize_t j = i; j < n; j++) x[j] = (*v)[j - i];
 }
 
+AVX2 static void softmax_rows_avx2(float *s, Py_ssize_t rows, Py_ssize_t n, float scale) {
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        float *row = s + r * n, m = -INFINITY, total = 0.0f;
+        floats8v v[2], top[2] = {{0.0f}, {0.0f}}, lanes[2] = {{0.0f}, {0.0f}};
+        top[0] += -INFINITY;
+        top[1] += -INFINITY;
+        for (Py_ssize_t i = 0; i < n; i += 16) {  /* row_max: NaN skipped */
+            get8(row, i, n, -INFINITY, &v[0]);
+            get8(row, i + 8, n, -INFINITY, &v[1]);
+            for (int h = 0; h < 2; h++) {
+                ints8v bigger = v[h] > top[h];
+                top[h] = PICK8(bigger, v[h], top[h]);
+            }
+        }
+        for (int j = 0; j < 16; j++) m = top[j / 8][j % 8] > m ? top[j / 8][j % 8] : m;
+        for (Py_ssize_t i = 0; i < n; i += 16) {
+            get8(row, i, n, -INFINITY, &v[0]);
+            get8(row, i + 8, n, -INFINITY, &v[1]);
+            for (int h = 0; h < 2; h++) {
+                v[h] = (v[h] - m) * scale;
+                exp8(&v[h]);
+                lanes[h] += v[h];
+            }
+            put8(row, i, n, &v[0]);
+            put8(row, i + 8, n, &v[1]);
+        }
+        for (int j = 0; j < 16; j++) total += lanes[j / 8][j % 8];
+        float share = 1.0f / total;
+        for (Py_ssize_t i = 0; i < n; i++) row[i] *= share;
+    }
+}
+
 AVX2 static void gelu_avx2(float *x, Py_ssize_t n) {  /* gelu_f32's operations, 8 at a time */
     const float p = 0.3275911f, a1 = 0.254829592f, a2 = -0.284496736f, a3 = 1.421413741f,
                 a4 = -1.453152027f, a5 = 1.061405429f;
     const floats8v zero = {0.0f};
     for (Py_ssize_t i = 0; i < n; i += 8) {
         floats8v v, e;
-        get8(x, i, n, &v);
+        get8(x, i, n, 0.0f, &v);
         floats8v a = (floats8v)((ints8v)v & 0x7fffffff);  /* fabsf */
         floats8v z = a * 0.70710678118654752f;
         floats8v t = 1.0f / (1.0f + p * z);
@@ -484,8 +484,8 @@ AVX2 static void gelu_avx2(float *x, Py_ssize_t n) {  /* gelu_f32's operations, 
 AVX2 static void silu_times_avx2(float *g, const float *u, Py_ssize_t n) {
     for (Py_ssize_t i = 0; i < n; i += 8) {  /* silu_times_f32's operations, 8 at a time */
         floats8v v, w, e;
-        get8(g, i, n, &v);
-        get8(u, i, n, &w);
+        get8(g, i, n, 0.0f, &v);
+        get8(u, i, n, 0.0f, &w);
         e = -v;
         exp8(&e);
         v = v / (1.0f + e) * w;
@@ -586,7 +586,7 @@ AVX2 static inline __attribute__((always_inline)) void avx2_row(int bits, const 
     Py_ssize_t ahead = AHEAD_OF(r, rows);
     __m256 acc = _mm256_setzero_ps(), k[4];
     for (Py_ssize_t b = 0; b < nb; b++) {
-        PREFETCH_PAIR(q, scales, mins, row_bytes, block_bytes, nb, ahead, ahead, b);
+        PREFETCH_ROW(q, scales, mins, row_bytes, block_bytes, nb, ahead, b);
         block_integers(bits, qr + b * block_bytes, k);
         acc = block_step(k, x + b * 32, d[b], acc);
     }
@@ -628,8 +628,7 @@ AVX2 static void tokens_avx2(int bits, const void *q, const float *scales, const
             __m256 acc[TOKEN_GROUP], k[4];
             for (int t = 0; t < TOKEN_GROUP; t++) acc[t] = _mm256_setzero_ps();
             for (Py_ssize_t b = 0; b < nb; b++) {
-                if (t0 == 0) PREFETCH_PAIR(q, scales, mins, row_bytes, block_bytes, nb, ahead,
-                                           ahead, b);
+                if (t0 == 0) PREFETCH_ROW(q, scales, mins, row_bytes, block_bytes, nb, ahead, b);
                 block_integers(bits, qr + b * block_bytes, k);
                 for (Py_ssize_t t = 0; t < g; t++)
                     acc[t] = block_step(k, x + (t0 + t) * n + b * 32, scales[r * nb + b], acc[t]);
@@ -814,17 +813,6 @@ AVX512 static void tokens_buffered(int bits, const void *q, const float *scales,
 }
 
 #endif
-
-enum { PLAIN_C, WITH_AVX2, WITH_AVX512 };
-static const char *const BLOCK_VERSIONS[] = {"c", "avx2", "avx512"};
-
-static int has_version(int version) {
-#ifdef BLOCK_SIMD
-    if (version == WITH_AVX512) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
-    if (version == WITH_AVX2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#endif
-    return version == PLAIN_C;
-}
 
 static void block_rows(int version, int bits, const void *q, const float *scales, const float *mins,
                        const float *x, float *out, Py_ssize_t rows, Py_ssize_t n) {
@@ -1108,9 +1096,8 @@ AVX512 static void attend_rows_avx512(const head_view *hv, float scale, Py_ssize
 /* The same rows on AVX2 (8 lanes): 16 keys' scores a step (two vectors of 8: 8 chains of
    multiply-adds, as two 4-cycle units need; 8 keys a step took 1.14x the time on a Zen 3),
    and the outputs 16 features at a time (4 rows x 16 features: 8 registers of sums of the
-   16 there are). Each score and
-   each output is the same chain as attend_rows_avx512's (over the features in order, over
-   the keys in order), so the same bits. AMD EPYC Zen 3, against numpy's products a head's
+   16 there are). Each score and each output is the same chain as attend_rows_avx512's
+   (over the features in order, over the keys in order), so the same bits. AMD EPYC Zen 3, against numpy's products a head's
    block at a time (forwards with attentions, the default threads, builds alternating in one
    process): SmolLM2 at 16 / 128 / 512 tokens 0.88 / 0.96 / 0.99 of the time; MiniLM at 16
    and 128 0.97 / 1.03 (noise: 0.78-1.20 block to block). */
